@@ -1,0 +1,45 @@
+package dev.continuum.router.core.config;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One entry of {@code backends}: an OpenAI-wire upstream.
+ *
+ * @param name     unique, {@code [A-Za-z0-9._-]{1,64}}; used as a metric label, so it is bounded
+ * @param url      {@code http} or {@code https} base URL without query or fragment; paths are appended
+ * @param models   model ids served; empty means "any model" (the backend is asked with GET /v1/models)
+ * @param weight   1..1000, used by {@code WeightedRoundRobin}
+ * @param apiKey   sent upstream as {@code Authorization: Bearer}, replacing the client's header
+ * @param timeout  overrides {@code server.request_timeout}
+ * @param enabled  disabled backends are kept in config but never chosen
+ * @param internal internal backends are never chosen for a client's model and not listed in /v1/models;
+ *                 only internal dispatch (for example the Dynamo shim path) sends to them
+ */
+public record BackendConfig(
+        String name,
+        BackendType type,
+        URI url,
+        List<String> models,
+        BackendRole role,
+        int weight,
+        @Nullable Secret apiKey,
+        @Nullable Duration timeout,
+        boolean enabled,
+        boolean internal) {
+
+    public BackendConfig {
+        models = List.copyOf(models);
+    }
+
+    /** The backend serves {@code model} (a backend with no model list serves every model). */
+    public boolean serves(String model) {
+        return models.isEmpty() || models.contains(model);
+    }
+
+    public Duration effectiveTimeout(ServerConfig server) {
+        return timeout != null ? timeout : server.requestTimeout();
+    }
+}

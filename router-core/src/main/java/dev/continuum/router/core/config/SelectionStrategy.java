@@ -1,0 +1,17 @@
+package dev.continuum.router.core.config;
+
+/** {@code selection_strategy}: how one backend is chosen among the healthy ones that serve a model. */
+public enum SelectionStrategy {
+    ROUND_ROBIN("RoundRobin"),
+    WEIGHTED_ROUND_ROBIN("WeightedRoundRobin");
+
+    private final String yamlName;
+
+    SelectionStrategy(String yamlName) {
+        this.yamlName = yamlName;
+    }
+
+    public String yamlName() {
+        return yamlName;
+    }
+}
