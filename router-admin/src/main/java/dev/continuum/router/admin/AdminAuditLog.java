@@ -1,0 +1,35 @@
+package dev.continuum.router.admin;
+
+import java.net.InetSocketAddress;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One line per admin call on the {@code continuum.audit} logger, so operators can route it to its
+ * own appender. The line names the method, path, outcome, status and peer, never a credential or
+ * a request body.
+ */
+public final class AdminAuditLog {
+    private static final Logger AUDIT = LoggerFactory.getLogger("continuum.audit");
+
+    private AdminAuditLog() {
+    }
+
+    public static void record(String method, String path, String principal, String outcome, int status,
+                              @Nullable InetSocketAddress remote) {
+        String peer = remote == null ? "unix" : remote.getAddress().getHostAddress();
+        AUDIT.info("admin_call method={} path={} principal={} outcome={} status={} remote={}",
+                method, sanitize(path), principal, outcome, status, peer);
+    }
+
+    /** Paths come from clients: keep the line one line and bounded. */
+    static String sanitize(String path) {
+        StringBuilder out = new StringBuilder(Math.min(path.length(), 256));
+        for (int i = 0; i < path.length() && out.length() < 256; i++) {
+            char c = path.charAt(i);
+            out.append(c < 0x20 || c == 0x7f || c == ' ' ? '_' : c);
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,46 @@
+package dev.continuum.router.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.continuum.router.app.CommandLine.Command;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CommandLineTest {
+    @Test
+    void servesByDefault() throws Exception {
+        CommandLine cli = CommandLine.parse();
+        assertThat(cli.command()).isEqualTo(Command.SERVE);
+        assertThat(cli.configFile()).isNull();
+    }
+
+    @Test
+    void readsServeFlagsInBothSpellings() throws Exception {
+        CommandLine cli = CommandLine.parse("serve", "--config=a.yaml", "--bind", "127.0.0.1:1", "--bind=unix:/s",
+                "--log-level", "debug");
+        assertThat(cli.configFile()).isEqualTo(Path.of("a.yaml"));
+        assertThat(cli.bindAddresses()).isEqualTo(List.of("127.0.0.1:1", "unix:/s"));
+        assertThat(cli.logLevel()).isEqualTo("debug");
+    }
+
+    @Test
+    void takesTheFileOfConfigSubcommandsPositionallyOrByFlag() throws Exception {
+        assertThat(CommandLine.parse("config", "validate", "x.yaml").configFile()).isEqualTo(Path.of("x.yaml"));
+        CommandLine show = CommandLine.parse("config", "show", "-c", "y.yaml");
+        assertThat(show.command()).isEqualTo(Command.CONFIG_SHOW);
+        assertThat(show.configFile()).isEqualTo(Path.of("y.yaml"));
+    }
+
+    @Test
+    void refusesUnknownArgumentsAndMissingValues() {
+        assertThatThrownBy(() -> CommandLine.parse("--nope")).hasMessage("--nope: unknown argument");
+        assertThatThrownBy(() -> CommandLine.parse("--config")).hasMessage("--config: missing value");
+        assertThatThrownBy(() -> CommandLine.parse("config", "edit"))
+                .hasMessage("config edit: unknown subcommand (expected: validate or show)");
+        assertThatThrownBy(() -> CommandLine.parse("--version", "--help"))
+                .hasMessageContaining("only one command");
+        assertThatThrownBy(() -> CommandLine.parse("--version=1")).hasMessage("--version: takes no value");
+    }
+}
