@@ -217,7 +217,7 @@ final class ApiKeysBinder {
             return null;
         }
         if (!at.isAfter(ctx.clock.instant())) {
-            n.warning("is in the past; this key is refused");
+            n.warning(at + " is in the past; this key is refused");
         }
         return at;
     }

@@ -125,8 +125,7 @@ public final class YamlTrees {
                 String key = keyScalar.getValue();
                 String childPath = TreeNode.childPath(path, key);
                 if (map.hasChild(key)) {
-                    ctx.problems().error(childPath, "duplicate key at " + location(keyNode)
-                            + " (expected: each key once per map)");
+                    ctx.problems().error(childPath, "duplicate key (expected: each key once per map)");
                     continue;
                 }
                 map.putChild(key, convert(tuple.getValueNode(), childPath, depth + 1));
