@@ -65,7 +65,10 @@ public interface ConfigNode {
     /** The elements of a list; empty for missing/null; other kinds report {@code (expected: a list)}. */
     List<ConfigNode> elements();
 
-    /** Every entry of a free-form map, each marked as known; other present kinds report {@code (expected: a map)}. */
+    /**
+     * Every entry of a free-form map (in document order), each marked as known; other present kinds
+     * report {@code (expected: a map)}.
+     */
     Map<String, ConfigNode> entries();
 
     /** The whole subtree counts as read (no unknown-key warnings inside it). */

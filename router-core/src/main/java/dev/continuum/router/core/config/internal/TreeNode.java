@@ -6,6 +6,7 @@ import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.Secret;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -195,20 +196,12 @@ public final class TreeNode implements ConfigNode {
         if (kind == Kind.MAP) {
             engaged = true;
             asked.addAll(children.keySet());
-            return Map.copyOf(new LinkedHashMap<String, ConfigNode>(children));
+            return Collections.unmodifiableMap(new LinkedHashMap<String, ConfigNode>(children));
         }
         if (kind == Kind.SCALAR || kind == Kind.LIST) {
             reportShapeOnce("a map");
         }
         return Map.of();
-    }
-
-    /** Entries in document order (the {@link #entries()} map has none). */
-    public List<Map.Entry<String, ConfigNode>> orderedEntries() {
-        entries();
-        List<Map.Entry<String, ConfigNode>> out = new ArrayList<>();
-        children.forEach((k, v) -> out.add(Map.entry(k, v)));
-        return out;
     }
 
     @Override
