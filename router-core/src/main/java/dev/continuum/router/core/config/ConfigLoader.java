@@ -63,7 +63,7 @@ public final class ConfigLoader {
         }
         List<Problem> notFound = List.of(new Problem(Problem.Severity.WARNING, "",
                 "no config file found (searched " + searchPath.candidates() + "); using built-in defaults"));
-        return loadDocument("", null, searchPath.workingDirectory(), notFound);
+        return loadDocument("", null, searchPath.workingDirectory(), notFound, "built-in defaults");
     }
 
     /** Loads {@code file} (with the environment and command-line overrides still applied). */
@@ -84,7 +84,7 @@ public final class ConfigLoader {
                     + e.getClass().getSimpleName() + ")");
         }
         Path dir = absolute.getParent() == null ? searchPath.workingDirectory() : absolute.getParent();
-        return loadDocument(text, absolute, dir, List.of());
+        return loadDocument(text, absolute, dir, List.of(), String.valueOf(absolute.getFileName()));
     }
 
     /**
@@ -92,7 +92,7 @@ public final class ConfigLoader {
      * working directory of the search path.
      */
     public LoadResult loadString(String yaml) {
-        return loadDocument(yaml, null, searchPath.workingDirectory(), List.of());
+        return loadDocument(yaml, null, searchPath.workingDirectory(), List.of(), "<config>");
     }
 
     /** The file {@link #load()} would read, if any. */
@@ -113,7 +113,9 @@ public final class ConfigLoader {
         return new LoadResult(null, source, List.of(new Problem(Problem.Severity.ERROR, "", message)), Map.of());
     }
 
-    private LoadResult loadDocument(String text, @Nullable Path source, Path baseDir, List<Problem> before) {
+    /** @param sourceName how locations name the document: a file name, {@code <config>} for text */
+    private LoadResult loadDocument(String text, @Nullable Path source, Path baseDir, List<Problem> before,
+                                    String sourceName) {
         Problems problems = new Problems();
         before.forEach(p -> {
             if (p.severity() == Problem.Severity.ERROR) {
@@ -123,7 +125,6 @@ public final class ConfigLoader {
             }
         });
         TreeContext tree = new TreeContext(problems, environment);
-        String sourceName = source == null ? "<config>" : String.valueOf(source.getFileName());
         TreeNode root = YamlTrees.parse(text, sourceName, "", tree);
         if (root == null) {
             return new LoadResult(null, source, problems.all(), tree.locations());
