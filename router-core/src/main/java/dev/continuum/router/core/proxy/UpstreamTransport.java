@@ -49,13 +49,22 @@ final class UpstreamTransport implements AutoCloseable {
         this.resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
                 .datagramChannelType(datagram)
                 .socketChannelType(channelType));
-        try {
-            this.ssl = SslContextBuilder.forClient()
-                    .sslProvider(SslProvider.JDK)
-                    .endpointIdentificationAlgorithm("HTTPS")
-                    .build();
-        } catch (SSLException e) {
-            throw new IllegalStateException("cannot build the upstream TLS context", e);
+        this.ssl = ClientTls.CONTEXT;
+    }
+
+    /** Built once per process: loading the default trust store is slow, and the context is immutable. */
+    private static final class ClientTls {
+        static final SslContext CONTEXT = build();
+
+        private static SslContext build() {
+            try {
+                return SslContextBuilder.forClient()
+                        .sslProvider(SslProvider.JDK)
+                        .endpointIdentificationAlgorithm("HTTPS")
+                        .build();
+            } catch (SSLException e) {
+                throw new IllegalStateException("cannot build the upstream TLS context", e);
+            }
         }
     }
 
