@@ -24,6 +24,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How the proxy opens upstream connections: on the event loop it is given (the inbound
@@ -41,7 +42,7 @@ final class UpstreamTransport implements AutoCloseable {
     private final AddressResolverGroup<InetSocketAddress> resolver;
     private final SslContext ssl;
 
-    UpstreamTransport(EventLoopGroup group, boolean epoll, UpstreamLimits limits) {
+    UpstreamTransport(EventLoopGroup group, boolean epoll, UpstreamLimits limits, @Nullable SslContext tls) {
         this.group = group;
         this.limits = limits;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
@@ -49,7 +50,7 @@ final class UpstreamTransport implements AutoCloseable {
         this.resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
                 .datagramChannelType(datagram)
                 .socketChannelType(channelType));
-        this.ssl = ClientTls.CONTEXT;
+        this.ssl = tls != null ? tls : ClientTls.CONTEXT;
     }
 
     /** Built once per process: loading the default trust store is slow, and the context is immutable. */

@@ -98,6 +98,21 @@ class ResilienceTest {
     }
 
     @Test
+    void aBackendWarmingUpForTooLongIsMarkedDown() {
+        ConfigBuilder cfg = twoBackends();
+        cfg.health = new dev.continuum.router.core.config.HealthCheckConfig(true, Duration.ofMillis(50),
+                Duration.ofMillis(500), 3, 1, "/v1/models", Duration.ofMillis(20), Duration.ofMillis(300));
+        a.healthStatus(503);
+        router = RouterHarness.start(cfg.build());
+
+        await().until(() -> router.backend("a").health() == HealthState.WARMING_UP);
+        assertThat(router.chat("m").body()).contains("\"upstream\":\"b\"");
+        await().atMost(Duration.ofSeconds(5)).until(() -> router.backend("a").health() == HealthState.DOWN);
+        a.healthStatus(200);
+        await().atMost(Duration.ofSeconds(5)).until(() -> router.backend("a").health() == HealthState.HEALTHY);
+    }
+
+    @Test
     void aFreshBackendIsRoutableBeforeItsFirstProbe() {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m").health(Duration.ofSeconds(30), 1, 1);
         a.healthStatus(500); // the first probe will fail, but the request may win the race: unknown is routable
