@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>Flow: API key, rate limits, body inspection ({@code model}, {@code stream}), per-key policy,
  * candidates, then attempts. An attempt takes a breaker permit, gets a connection, writes the
  * request (the client's body bytes, unchanged, as a retained duplicate so a retry can send them
- * again), and waits for the response head. A connect failure or a 502/503 head is retried on
+ * again; only a body whose {@code nvext} carries worker-pinning fields is rewritten without them),
+ * and waits for the response head. A connect failure or a 502/503 head is retried on
  * another backend while nothing has gone to the client, within {@code max_attempts} and the retry
  * budget. Once the head is written to the client the exchange is committed: it never retries.
  *
@@ -81,6 +82,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     private final Channel clientCh;
     private final EventLoop loop;
     private final FullHttpRequest request;
+    /** What is sent upstream: the client's body, or a rewritten copy without nvext routing fields. */
+    private ByteBuf body;
+    private boolean ownsBody;
 
     private @Nullable ApiKeyConfig key;
     private AuthResult.@Nullable CredentialSource credentialSource;
@@ -118,6 +122,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         this.clientCh = client.channel();
         this.loop = clientCh.eventLoop();
         this.request = client.request();
+        this.body = request.content();
     }
 
     // ---------------------------------------------------------------- policy
@@ -158,10 +163,19 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             return;
         }
         parsed = p;
+        if (p.untrustedNvext()) {
+            try {
+                body = UntrustedBodyFields.strip(request.content());
+                ownsBody = true;
+            } catch (IOException e) {
+                fail(OpenAiErrors.invalidJson("The request body could not be read."));
+                return;
+            }
+        }
         ApiKeyConfig k = key;
         if (k != null && !k.allowedModels().isEmpty() && !k.allowedModels().contains(p.model())) {
             fail(OpenAiErrors.forbidden("model_not_allowed",
-                    "This API key may not use the model '" + p.model() + "'."));
+                    "This API key may not use the model '" + OpenAiErrors.clip(p.model()) + "'."));
             return;
         }
         List<Backend> serving = state.serving(p.model());
@@ -173,7 +187,8 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             serving.removeIf(b -> !k.allowedBackends().contains(b.name()));
             if (serving.isEmpty()) {
                 fail(OpenAiErrors.forbidden("backend_not_allowed",
-                        "This API key may not use any backend that serves the model '" + p.model() + "'."));
+                        "This API key may not use any backend that serves the model '" + OpenAiErrors.clip(p.model())
+                                + "'."));
                 return;
             }
         }
@@ -198,7 +213,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                 fail(OpenAiErrors.rateLimited(backendRetryAfterSeconds, RateLimitTier.BACKEND.label()));
             } else {
                 fail(OpenAiErrors.serviceUnavailable("no_healthy_backend",
-                        "No healthy backend is available for the model '" + modelName() + "'."));
+                        "No healthy backend is available for the model '" + OpenAiErrors.clip(modelName()) + "'."));
             }
             return;
         }
@@ -369,7 +384,6 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (backendAuth != null) {
             out.set(HttpHeaderNames.AUTHORIZATION, backendAuth);
         }
-        ByteBuf body = request.content();
         out.setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
         return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
                 b.resources().endpoint.target(client.path(), client.rawQuery()), body.retainedDuplicate(), out,
@@ -763,6 +777,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (!requestReleased) {
             requestReleased = true;
             request.release();
+            if (ownsBody) {
+                body.release();
+            }
         }
     }
 }

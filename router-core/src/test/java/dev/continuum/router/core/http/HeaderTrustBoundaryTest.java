@@ -81,6 +81,22 @@ class HeaderTrustBoundaryTest {
     }
 
     @Test
+    void stripsNvextRoutingFieldsFromTheBodyAndKeepsTheRest() throws Exception {
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        String body = "{\"model\":\"m\",\"nvext\":{\"backend_instance_id\":1,\"prefill_worker_id\":2,"
+                + "\"decode_worker_id\":3,\"dp_rank\":0,\"prefill_dp_rank\":0,\"token_data\":[1],"
+                + "\"annotations\":[\"keep\"]},\"messages\":[]}";
+
+        assertThat(router.post("/v1/chat/completions", body).statusCode()).isEqualTo(200);
+
+        com.fasterxml.jackson.databind.JsonNode sent = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(a.completionRequests().get(0).body());
+        assertThat(sent.get("nvext").fieldNames()).toIterable().containsExactly("annotations");
+        assertThat(sent.get("model").asText()).isEqualTo("m");
+        assertThat(sent.has("messages")).isTrue();
+    }
+
+    @Test
     void theBoundaryHandlerStripsBeforeAnyLaterHandlerReads() {
         EmbeddedChannel ch = new EmbeddedChannel(StripUntrustedHeadersHandler.INSTANCE);
         HttpRequest req = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/anything");

@@ -31,6 +31,15 @@ class RequestBodyInspectorTest {
     }
 
     @Test
+    void notesNvextRoutingFieldsOnlyAtTheTopLevel() throws Exception {
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"annotations\":[\"x\"],\"backend_instance_id\":7}}").untrustedNvext())
+                .isTrue();
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"token_data\":[1,2]}}").untrustedNvext()).isTrue();
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"annotations\":[]}}").untrustedNvext()).isFalse();
+        assertThat(inspect("{\"model\":\"m\",\"meta\":{\"nvext\":{\"dp_rank\":1}}}").untrustedNvext()).isFalse();
+    }
+
+    @Test
     void readsFromACompositeBufferWithoutMovingIt() throws Exception {
         CompositeByteBuf c = Unpooled.compositeBuffer();
         c.addComponent(true, Unpooled.directBuffer().writeBytes("{\"mod".getBytes(StandardCharsets.UTF_8)));
