@@ -83,6 +83,25 @@ class GracefulShutdownTest {
     }
 
     @Test
+    void aBusyConnectionGetsConnectionCloseOnItsResponse() throws Exception {
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        a.defaultReply(Reply.delayed(Duration.ofMillis(500), Reply.echo()));
+        String body = "{\"model\":\"m\"}";
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(5000);
+            s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()
+                    + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+            await().until(() -> a.completionCount() == 1);
+
+            CompletableFuture<Void> stopped = router.server.shutdown(Duration.ofSeconds(10));
+
+            String res = RawHttp.readAll(s.getInputStream()); // ends because the server closes
+            assertThat(res).startsWith("HTTP/1.1 200 OK").contains("connection: close").contains("\"upstream\":\"a\"");
+            stopped.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void forceClosesWhatIsStillOpenWhenTheGraceRunsOut() throws Exception {
         router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.defaultReply(Reply.controlledStream());
