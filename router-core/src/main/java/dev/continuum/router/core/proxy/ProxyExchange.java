@@ -66,6 +66,10 @@ import org.slf4j.LoggerFactory;
  * ({@link #clientWritabilityChanged()}), so at most one read's worth plus the client's write
  * buffer is held, whatever the stream's length.
  *
+ * <p>Timeouts: the backend's timeout bounds each attempt up to the response head for a stream and
+ * up to the last byte otherwise; once the head is out, an upstream that stays silent for
+ * {@code idle_timeout} is treated as hung and the response is cut.
+ *
  * <p>Buffers: the exchange owns the aggregated client request and releases it exactly once when
  * it finishes ({@link #releaseRequest()}). Each upstream message handed to
  * {@link #onUpstreamMessage} is either written to the client (the write releases it) or released
@@ -546,6 +550,18 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (log.isDebugEnabled()) {
             Backend b = backend;
             log.debug("backend {}: upstream error: {}", b == null ? "?" : b.name(), cause.toString());
+        }
+    }
+
+    @Override
+    public void onUpstreamIdle() {
+        // Before the head, the request timeout governs (a long generation may be silent). After it,
+        // an upstream silent for the whole idle timeout mid-response is hung: cut the response.
+        if (committed && !finished) {
+            if (log.isDebugEnabled()) {
+                log.debug("backend {}: no data for the idle timeout mid-response, aborting", backendOrThrow().name());
+            }
+            upstreamAbort();
         }
     }
 

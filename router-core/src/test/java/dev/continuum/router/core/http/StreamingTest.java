@@ -138,6 +138,27 @@ class StreamingTest {
     }
 
     @Test
+    void cutsAStreamWhoseUpstreamFallsSilentForTheIdleTimeout() throws Exception {
+        ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
+        cfg.idleTimeout = Duration.ofMillis(400);
+        router = RouterHarness.start(cfg.build());
+        a.defaultReply(Reply.controlledStream());
+
+        CompletableFuture<HttpResponse<InputStream>> pending =
+                router.http.sendAsync(streamRequest(), HttpResponse.BodyHandlers.ofInputStream());
+        StreamHandle upstream = a.awaitStream(Duration.ofSeconds(5));
+        HttpResponse<InputStream> res = pending.get(5, TimeUnit.SECONDS);
+        upstream.send("one");
+
+        try (InputStream in = res.body()) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(in::readAllBytes).isInstanceOf(IOException.class);
+        }
+        assertThat(upstream.awaitClosed(5000)).isTrue();
+        await().untilAsserted(() -> assertThat(router.scrape())
+                .contains("continuum_stream_aborts_total{side=\"upstream\"} 1.0"));
+    }
+
+    @Test
     void closesTheUpstreamWhenTheClientLeavesMidStream() throws Exception {
         router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.defaultReply(Reply.controlledStream());
