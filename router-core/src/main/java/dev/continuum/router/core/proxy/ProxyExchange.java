@@ -133,12 +133,12 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
 
     void start() {
         if (service.isClosed()) {
-            fail(OpenAiErrors.serviceUnavailable("shutting_down", "The router is shutting down."));
+            answer(OpenAiErrors.serviceUnavailable("shutting_down", "The router is shutting down."));
             return;
         }
         AuthResult auth = state.auth.authenticate(request.headers());
         if (auth instanceof AuthResult.Rejected r) {
-            fail(OpenAiErrors.unauthorized(r.message()));
+            answer(OpenAiErrors.unauthorized(r.message()));
             return;
         }
         if (auth instanceof AuthResult.Authenticated a) {
@@ -150,7 +150,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         RateLimitTier deniedBy = d.deniedBy();
         if (deniedBy != null) {
             service.metrics.rateLimited(deniedBy);
-            fail(OpenAiErrors.rateLimited(d.retryAfterSeconds(), deniedBy.label()));
+            answer(OpenAiErrors.rateLimited(d.retryAfterSeconds(), deniedBy.label()));
             return;
         }
         bypassLimits = d.bypass();
@@ -162,7 +162,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         try {
             p = RequestBodyInspector.inspect(request.content());
         } catch (RequestBodyInspector.InvalidBody e) {
-            fail(e.json ? OpenAiErrors.invalidJson(e.getMessage())
+            answer(e.json ? OpenAiErrors.invalidJson(e.getMessage())
                     : OpenAiErrors.invalidRequest(e.getMessage(), "invalid_request"));
             return;
         }
@@ -172,25 +172,25 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                 body = UntrustedBodyFields.strip(request.content());
                 ownsBody = true;
             } catch (IOException e) {
-                fail(OpenAiErrors.invalidJson("The request body could not be read."));
+                answer(OpenAiErrors.invalidJson("The request body could not be read."));
                 return;
             }
         }
         ApiKeyConfig k = key;
         if (k != null && !k.allowedModels().isEmpty() && !k.allowedModels().contains(p.model())) {
-            fail(OpenAiErrors.forbidden("model_not_allowed",
+            answer(OpenAiErrors.forbidden("model_not_allowed",
                     "This API key may not use the model '" + OpenAiErrors.clip(p.model()) + "'."));
             return;
         }
         List<Backend> serving = state.serving(p.model());
         if (serving.isEmpty()) {
-            fail(OpenAiErrors.modelNotFound(p.model()));
+            answer(OpenAiErrors.modelNotFound(p.model()));
             return;
         }
         if (k != null && !k.allowedBackends().isEmpty()) {
             serving.removeIf(b -> !k.allowedBackends().contains(b.name()));
             if (serving.isEmpty()) {
-                fail(OpenAiErrors.forbidden("backend_not_allowed",
+                answer(OpenAiErrors.forbidden("backend_not_allowed",
                         "This API key may not use any backend that serves the model '" + OpenAiErrors.clip(p.model())
                                 + "'."));
                 return;
@@ -214,9 +214,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                 failWithLastError();
             } else if (backendRetryAfterSeconds > 0) {
                 service.metrics.rateLimited(RateLimitTier.BACKEND);
-                fail(OpenAiErrors.rateLimited(backendRetryAfterSeconds, RateLimitTier.BACKEND.label()));
+                answer(OpenAiErrors.rateLimited(backendRetryAfterSeconds, RateLimitTier.BACKEND.label()));
             } else {
-                fail(OpenAiErrors.serviceUnavailable("no_healthy_backend",
+                answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
                         "No healthy backend is available for the model '" + OpenAiErrors.clip(modelName()) + "'."));
             }
             return;
@@ -587,7 +587,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         permit = CircuitBreaker.NO_PERMIT;
         b.resources().meters.request(StatusClass.ERROR);
         Duration t = b.config().effectiveTimeout(state.config.server());
-        fail(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
+        answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
     }
 
     // ---------------------------------------------------------------- backpressure and client events
@@ -665,7 +665,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     private void failWithLastError() {
-        fail(switch (lastErrorStatus) {
+        answer(switch (lastErrorStatus) {
             case 503 -> OpenAiErrors.serviceUnavailable("service_unavailable", lastErrorMessage);
             case 504 -> OpenAiErrors.gatewayTimeout(lastErrorMessage);
             default -> OpenAiErrors.badGateway(lastErrorMessage);
@@ -673,7 +673,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     /** Answers with a complete response of our own (error or model list); only before commit. */
-    private void fail(FullHttpResponse response) {
+    private void answer(FullHttpResponse response) {
         if (finished || committed) {
             response.release();
             return;
@@ -742,7 +742,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, buf);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
-        fail(r);
+        answer(r);
     }
 
     // ---------------------------------------------------------------- helpers
