@@ -32,6 +32,9 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -76,16 +79,31 @@ public final class TestUpstream implements AutoCloseable {
     private volatile Reply defaultReply = Reply.echo();
     private volatile @Nullable Channel serverChannel;
     private volatile int port;
+    private final @Nullable SslContext tls;
 
-    private TestUpstream(String name) {
+    private TestUpstream(String name, @Nullable SslContext tls) {
         this.name = name;
+        this.tls = tls;
     }
 
     /** Starts an upstream named {@code name} (the name appears in echo replies) on a free port. */
     public static TestUpstream start(String name) {
-        TestUpstream upstream = new TestUpstream(name);
+        TestUpstream upstream = new TestUpstream(name, null);
         upstream.bind(0);
         return upstream;
+    }
+
+    /** Like {@link #start(String)}, speaking HTTPS with {@code certificate}. */
+    public static TestUpstream startTls(String name, TestCertificate certificate) {
+        try {
+            SslContext ctx = SslContextBuilder.forServer(certificate.key(), certificate.certificate())
+                    .sslProvider(SslProvider.JDK).build();
+            TestUpstream upstream = new TestUpstream(name, ctx);
+            upstream.bind(0);
+            return upstream;
+        } catch (javax.net.ssl.SSLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     public String name() {
@@ -96,9 +114,9 @@ public final class TestUpstream implements AutoCloseable {
         return port;
     }
 
-    /** {@code http://127.0.0.1:<port>}. */
+    /** {@code http://127.0.0.1:<port>} ({@code https} for a TLS upstream). */
     public URI baseUrl() {
-        return URI.create("http://127.0.0.1:" + port);
+        return URI.create((tls != null ? "https" : "http") + "://127.0.0.1:" + port);
     }
 
     /** The ids {@code GET /v1/models} lists. */
@@ -203,6 +221,9 @@ public final class TestUpstream implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connectionsAccepted.incrementAndGet();
                         connections.add(ch);
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 * 1024 * 1024),
                                 new UpstreamHandler());
                     }
@@ -288,7 +309,10 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
-    /** Writes a bulk stream only while the channel is writable; resumes on writability. */
+    /**
+     * Writes a bulk stream only while the channel is writable; resumes on writability. Buffers:
+     * each chunk is a fresh buffer released by the write.
+     */
     private static final class BulkPump extends ChannelInboundHandlerAdapter {
         private final Reply.BulkStream bulk;
         private final StreamHandle handle;

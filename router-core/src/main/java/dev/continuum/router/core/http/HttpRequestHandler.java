@@ -133,7 +133,22 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
         in.route = route;
         in.ownedByProxy = true;
-        RelayControl r = server.proxy.handle(in);
+        RelayControl r;
+        try {
+            r = server.proxy.handle(in);
+        } catch (RuntimeException e) {
+            // A bug, not a client error: never leave the connection hanging or the body leaking.
+            log.error("proxy failed on {} {}", req.method(), target.path(), e);
+            if (req.refCnt() > 0) {
+                req.release();
+            }
+            in.done = true;
+            current = null;
+            closed = true;
+            releasePending();
+            ctxOrThrow().close();
+            return;
+        }
         if (current == in) {
             relay = r;
         }

@@ -42,7 +42,7 @@ final class DefaultProxyService implements ProxyService {
         this.metrics = metrics;
         this.options = options;
         this.group = group;
-        this.transport = new UpstreamTransport(group, epoll, options.upstreamLimits());
+        this.transport = new UpstreamTransport(group, epoll, options.upstreamLimits(), options.upstreamTls());
         this.probes = new ProbeClient(transport);
         apply(config);
     }

@@ -11,14 +11,17 @@ import java.util.List;
  * never forwards them, plus those named in {@code Connection}.
  */
 final class HopByHop {
+    // Netty deprecates these constants because HTTP/1.1 dropped the headers; a proxy still strips them.
+    private static final AsciiString KEEP_ALIVE = AsciiString.cached("keep-alive");
+    private static final AsciiString PROXY_CONNECTION = AsciiString.cached("proxy-connection");
     private static final List<AsciiString> REQUEST = List.of(
-            HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE, HttpHeaderNames.PROXY_CONNECTION,
+            HttpHeaderNames.CONNECTION, KEEP_ALIVE, PROXY_CONNECTION,
             HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderNames.TE, HttpHeaderNames.TRAILER, HttpHeaderNames.UPGRADE,
             HttpHeaderNames.PROXY_AUTHORIZATION,
             // Recomputed for the upstream rather than copied:
             HttpHeaderNames.HOST, HttpHeaderNames.CONTENT_LENGTH, HttpHeaderNames.EXPECT);
     private static final List<AsciiString> RESPONSE = List.of(
-            HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE, HttpHeaderNames.PROXY_CONNECTION,
+            HttpHeaderNames.CONNECTION, KEEP_ALIVE, PROXY_CONNECTION,
             HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderNames.TE, HttpHeaderNames.TRAILER, HttpHeaderNames.UPGRADE,
             HttpHeaderNames.PROXY_AUTHENTICATE);
 

@@ -25,7 +25,15 @@ public final class OpenAiErrors {
     public static final String RATE_LIMIT = "rate_limit_error";
     public static final String SERVER = "server_error";
 
+    /** Longest client-supplied value (model, path) quoted back in a message. */
+    static final int MAX_ECHO = 200;
+
     private OpenAiErrors() {
+    }
+
+    /** A client-supplied value, shortened for quoting in an error message. */
+    public static String clip(String clientValue) {
+        return clientValue.length() <= MAX_ECHO ? clientValue : clientValue.substring(0, MAX_ECHO) + "...";
     }
 
     public static FullHttpResponse error(int status, String type, @Nullable String code, String message) {
@@ -65,16 +73,16 @@ public final class OpenAiErrors {
 
     public static FullHttpResponse modelNotFound(String model) {
         return error(404, INVALID_REQUEST, "model_not_found",
-                "The model '" + model + "' does not exist or is not served by this router.");
+                "The model '" + clip(model) + "' does not exist or is not served by this router.");
     }
 
     public static FullHttpResponse unknownRoute(String method, String path) {
-        return error(404, INVALID_REQUEST, "unknown_url", "Invalid URL (" + method + " " + path + ")");
+        return error(404, INVALID_REQUEST, "unknown_url", "Invalid URL (" + clip(method) + " " + clip(path) + ")");
     }
 
     public static FullHttpResponse methodNotAllowed(String method, String path, String allow) {
         FullHttpResponse r = error(405, INVALID_REQUEST, "method_not_allowed",
-                "Method " + method + " is not allowed on " + path + ". Allowed: " + allow + ".");
+                "Method " + clip(method) + " is not allowed on " + clip(path) + ". Allowed: " + allow + ".");
         r.headers().set(HttpHeaderNames.ALLOW, allow);
         return r;
     }

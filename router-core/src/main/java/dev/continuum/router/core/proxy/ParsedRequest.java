@@ -1,5 +1,11 @@
 package dev.continuum.router.core.proxy;
 
-/** The only two body fields the proxy reads: the model and whether a stream was asked for. */
-record ParsedRequest(String model, boolean stream) {
+/**
+ * What the proxy reads from a body: the model, whether a stream was asked for, and whether the
+ * body carries {@code nvext} routing fields that must be stripped before it is forwarded.
+ */
+record ParsedRequest(String model, boolean stream, boolean untrustedNvext) {
+    ParsedRequest(String model, boolean stream) {
+        this(model, stream, false);
+    }
 }

@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>Flow: API key, rate limits, body inspection ({@code model}, {@code stream}), per-key policy,
  * candidates, then attempts. An attempt takes a breaker permit, gets a connection, writes the
  * request (the client's body bytes, unchanged, as a retained duplicate so a retry can send them
- * again), and waits for the response head. A connect failure or a 502/503 head is retried on
+ * again; only a body whose {@code nvext} carries worker-pinning fields is rewritten without them),
+ * and waits for the response head. A connect failure or a 502/503 head is retried on
  * another backend while nothing has gone to the client, within {@code max_attempts} and the retry
  * budget. Once the head is written to the client the exchange is committed: it never retries.
  *
@@ -64,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * upstream's auto-read is turned off; it is turned back on when the client drains
  * ({@link #clientWritabilityChanged()}), so at most one read's worth plus the client's write
  * buffer is held, whatever the stream's length.
+ *
+ * <p>Timeouts: the backend's timeout bounds each attempt up to the response head for a stream and
+ * up to the last byte otherwise; once the head is out, an upstream that stays silent for
+ * {@code idle_timeout} is treated as hung and the response is cut.
  *
  * <p>Buffers: the exchange owns the aggregated client request and releases it exactly once when
  * it finishes ({@link #releaseRequest()}). Each upstream message handed to
@@ -81,6 +86,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     private final Channel clientCh;
     private final EventLoop loop;
     private final FullHttpRequest request;
+    /** What is sent upstream: the client's body, or a rewritten copy without nvext routing fields. */
+    private ByteBuf body;
+    private boolean ownsBody;
 
     private @Nullable ApiKeyConfig key;
     private AuthResult.@Nullable CredentialSource credentialSource;
@@ -118,18 +126,19 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         this.clientCh = client.channel();
         this.loop = clientCh.eventLoop();
         this.request = client.request();
+        this.body = request.content();
     }
 
     // ---------------------------------------------------------------- policy
 
     void start() {
         if (service.isClosed()) {
-            fail(OpenAiErrors.serviceUnavailable("shutting_down", "The router is shutting down."));
+            answer(OpenAiErrors.serviceUnavailable("shutting_down", "The router is shutting down."));
             return;
         }
         AuthResult auth = state.auth.authenticate(request.headers());
         if (auth instanceof AuthResult.Rejected r) {
-            fail(OpenAiErrors.unauthorized(r.message()));
+            answer(OpenAiErrors.unauthorized(r.message()));
             return;
         }
         if (auth instanceof AuthResult.Authenticated a) {
@@ -141,7 +150,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         RateLimitTier deniedBy = d.deniedBy();
         if (deniedBy != null) {
             service.metrics.rateLimited(deniedBy);
-            fail(OpenAiErrors.rateLimited(d.retryAfterSeconds(), deniedBy.label()));
+            answer(OpenAiErrors.rateLimited(d.retryAfterSeconds(), deniedBy.label()));
             return;
         }
         bypassLimits = d.bypass();
@@ -153,27 +162,37 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         try {
             p = RequestBodyInspector.inspect(request.content());
         } catch (RequestBodyInspector.InvalidBody e) {
-            fail(e.json ? OpenAiErrors.invalidJson(e.getMessage())
+            answer(e.json ? OpenAiErrors.invalidJson(e.getMessage())
                     : OpenAiErrors.invalidRequest(e.getMessage(), "invalid_request"));
             return;
         }
         parsed = p;
+        if (p.untrustedNvext()) {
+            try {
+                body = UntrustedBodyFields.strip(request.content());
+                ownsBody = true;
+            } catch (IOException e) {
+                answer(OpenAiErrors.invalidJson("The request body could not be read."));
+                return;
+            }
+        }
         ApiKeyConfig k = key;
         if (k != null && !k.allowedModels().isEmpty() && !k.allowedModels().contains(p.model())) {
-            fail(OpenAiErrors.forbidden("model_not_allowed",
-                    "This API key may not use the model '" + p.model() + "'."));
+            answer(OpenAiErrors.forbidden("model_not_allowed",
+                    "This API key may not use the model '" + OpenAiErrors.clip(p.model()) + "'."));
             return;
         }
         List<Backend> serving = state.serving(p.model());
         if (serving.isEmpty()) {
-            fail(OpenAiErrors.modelNotFound(p.model()));
+            answer(OpenAiErrors.modelNotFound(p.model()));
             return;
         }
         if (k != null && !k.allowedBackends().isEmpty()) {
             serving.removeIf(b -> !k.allowedBackends().contains(b.name()));
             if (serving.isEmpty()) {
-                fail(OpenAiErrors.forbidden("backend_not_allowed",
-                        "This API key may not use any backend that serves the model '" + p.model() + "'."));
+                answer(OpenAiErrors.forbidden("backend_not_allowed",
+                        "This API key may not use any backend that serves the model '" + OpenAiErrors.clip(p.model())
+                                + "'."));
                 return;
             }
         }
@@ -195,10 +214,10 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                 failWithLastError();
             } else if (backendRetryAfterSeconds > 0) {
                 service.metrics.rateLimited(RateLimitTier.BACKEND);
-                fail(OpenAiErrors.rateLimited(backendRetryAfterSeconds, RateLimitTier.BACKEND.label()));
+                answer(OpenAiErrors.rateLimited(backendRetryAfterSeconds, RateLimitTier.BACKEND.label()));
             } else {
-                fail(OpenAiErrors.serviceUnavailable("no_healthy_backend",
-                        "No healthy backend is available for the model '" + modelName() + "'."));
+                answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
+                        "No healthy backend is available for the model '" + OpenAiErrors.clip(modelName()) + "'."));
             }
             return;
         }
@@ -369,7 +388,6 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (backendAuth != null) {
             out.set(HttpHeaderNames.AUTHORIZATION, backendAuth);
         }
-        ByteBuf body = request.content();
         out.setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
         return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
                 b.resources().endpoint.target(client.path(), client.rawQuery()), body.retainedDuplicate(), out,
@@ -535,6 +553,18 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
     }
 
+    @Override
+    public void onUpstreamIdle() {
+        // Before the head, the request timeout governs (a long generation may be silent). After it,
+        // an upstream silent for the whole idle timeout mid-response is hung: cut the response.
+        if (committed && !finished) {
+            if (log.isDebugEnabled()) {
+                log.debug("backend {}: no data for the idle timeout mid-response, aborting", backendOrThrow().name());
+            }
+            upstreamAbort();
+        }
+    }
+
     private void upstreamFailedBeforeHead(Backend b, String message) {
         b.resources().breaker.onFailure(permit);
         permit = CircuitBreaker.NO_PERMIT;
@@ -557,7 +587,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         permit = CircuitBreaker.NO_PERMIT;
         b.resources().meters.request(StatusClass.ERROR);
         Duration t = b.config().effectiveTimeout(state.config.server());
-        fail(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
+        answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
     }
 
     // ---------------------------------------------------------------- backpressure and client events
@@ -635,7 +665,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     private void failWithLastError() {
-        fail(switch (lastErrorStatus) {
+        answer(switch (lastErrorStatus) {
             case 503 -> OpenAiErrors.serviceUnavailable("service_unavailable", lastErrorMessage);
             case 504 -> OpenAiErrors.gatewayTimeout(lastErrorMessage);
             default -> OpenAiErrors.badGateway(lastErrorMessage);
@@ -643,7 +673,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     /** Answers with a complete response of our own (error or model list); only before commit. */
-    private void fail(FullHttpResponse response) {
+    private void answer(FullHttpResponse response) {
         if (finished || committed) {
             response.release();
             return;
@@ -712,7 +742,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, buf);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
-        fail(r);
+        answer(r);
     }
 
     // ---------------------------------------------------------------- helpers
@@ -763,6 +793,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (!requestReleased) {
             requestReleased = true;
             request.release();
+            if (ownsBody) {
+                body.release();
+            }
         }
     }
 }

@@ -12,7 +12,8 @@ import java.io.InputStream;
 /**
  * Reads {@code model} and {@code stream} from a request body with Jackson's streaming parser:
  * no tree is built and other fields are only tokenized (which still proves the whole body is
- * well-formed JSON). The body bytes are not modified; the proxy forwards them as they came.
+ * well-formed JSON). It also notes whether {@code nvext} carries worker-pinning fields
+ * ({@link UntrustedBodyFields}). The body bytes are not modified here.
  */
 final class RequestBodyInspector {
     private static final JsonFactory JSON = JsonFactory.builder().build();
@@ -37,6 +38,7 @@ final class RequestBodyInspector {
         }
         String model = null;
         boolean stream = false;
+        boolean untrusted = false;
         try (JsonParser p = open(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidBody("The request body must be a JSON object.", true);
@@ -59,6 +61,8 @@ final class RequestBodyInspector {
                     } else {
                         throw new InvalidBody("'stream' must be a boolean.", false);
                     }
+                } else if ("nvext".equals(name) && v == JsonToken.START_OBJECT) {
+                    untrusted |= scanNvext(p);
                 } else {
                     p.skipChildren();
                 }
@@ -77,7 +81,20 @@ final class RequestBodyInspector {
         if (model == null || model.isEmpty()) {
             throw new InvalidBody("You must provide a model parameter.", false);
         }
-        return new ParsedRequest(model, stream);
+        return new ParsedRequest(model, stream, untrusted);
+    }
+
+    /** Walks the {@code nvext} object (parser on its START_OBJECT); true if it holds a routing field. */
+    private static boolean scanNvext(JsonParser p) throws IOException {
+        boolean found = false;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            if (UntrustedBodyFields.NVEXT_ROUTING_FIELDS.contains(p.currentName())) {
+                found = true;
+            }
+            p.nextToken();
+            p.skipChildren();
+        }
+        return found;
     }
 
     private static JsonParser open(ByteBuf body) throws IOException {

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * The last handler of every upstream connection. While an exchange owns the connection it hands
  * each decoded message to that exchange's {@link UpstreamListener} (which then owns the message);
  * while the connection sits idle in the pool there is no listener, and any data or idle timeout
- * closes it: an idle keep-alive connection must stay silent. Buffers: releases what arrives with
+ * closes it: an idle keep-alive connection must stay silent. An idle timeout during an exchange is
+ * reported to the exchange, which decides. Buffers: releases what arrives with
  * no listener; forwards everything else to the listener without touching it.
  */
 final class UpstreamHandler extends ChannelInboundHandlerAdapter {
@@ -57,8 +58,13 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && listener == null) {
-            ctx.close();
+        if (evt instanceof IdleStateEvent) {
+            UpstreamListener l = listener;
+            if (l == null) {
+                ctx.close();
+            } else {
+                l.onUpstreamIdle();
+            }
             return;
         }
         ReferenceCountUtil.release(evt);

@@ -13,4 +13,7 @@ interface UpstreamListener {
     void onUpstreamClosed();
 
     void onUpstreamError(Throwable cause);
+
+    /** Nothing was read or written on the connection for the idle timeout. */
+    void onUpstreamIdle();
 }

@@ -24,6 +24,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How the proxy opens upstream connections: on the event loop it is given (the inbound
@@ -41,7 +42,7 @@ final class UpstreamTransport implements AutoCloseable {
     private final AddressResolverGroup<InetSocketAddress> resolver;
     private final SslContext ssl;
 
-    UpstreamTransport(EventLoopGroup group, boolean epoll, UpstreamLimits limits) {
+    UpstreamTransport(EventLoopGroup group, boolean epoll, UpstreamLimits limits, @Nullable SslContext tls) {
         this.group = group;
         this.limits = limits;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
@@ -49,13 +50,22 @@ final class UpstreamTransport implements AutoCloseable {
         this.resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
                 .datagramChannelType(datagram)
                 .socketChannelType(channelType));
-        try {
-            this.ssl = SslContextBuilder.forClient()
-                    .sslProvider(SslProvider.JDK)
-                    .endpointIdentificationAlgorithm("HTTPS")
-                    .build();
-        } catch (SSLException e) {
-            throw new IllegalStateException("cannot build the upstream TLS context", e);
+        this.ssl = tls != null ? tls : ClientTls.CONTEXT;
+    }
+
+    /** Built once per process: loading the default trust store is slow, and the context is immutable. */
+    private static final class ClientTls {
+        static final SslContext CONTEXT = build();
+
+        private static SslContext build() {
+            try {
+                return SslContextBuilder.forClient()
+                        .sslProvider(SslProvider.JDK)
+                        .endpointIdentificationAlgorithm("HTTPS")
+                        .build();
+            } catch (SSLException e) {
+                throw new IllegalStateException("cannot build the upstream TLS context", e);
+            }
         }
     }
 

@@ -93,6 +93,27 @@ class ProxyingTest {
     }
 
     @Test
+    void capsTheIdleConnectionsKeptPerBackend() throws Exception {
+        ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
+        cfg.poolSize = 2;
+        router = RouterHarness.start(cfg.build());
+        a.defaultReply(Reply.delayed(java.time.Duration.ofMillis(300), Reply.echo()));
+        String body = "{\"model\":\"m\"}";
+        List<java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            all.add(router.http.sendAsync(java.net.http.HttpRequest.newBuilder(router.uri("/v1/chat/completions"))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()));
+        }
+        for (var f : all) {
+            assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+
+        assertThat(a.connectionsAccepted()).isEqualTo(6);
+        org.awaitility.Awaitility.await().untilAsserted(() -> assertThat(router.backend("a").idleConnections()).isEqualTo(2));
+    }
+
+    @Test
     void relaysUpstreamErrorStatusesAndBodies() {
         router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.enqueue(Reply.status(422, "{\"error\":{\"message\":\"bad prompt\"}}"));

@@ -88,6 +88,6 @@ final class RouterHarness implements AutoCloseable {
 
     @Override
     public void close() {
-        server.shutdown(Duration.ZERO).join();
+        server.shutdown(Duration.ofMillis(500)).join();
     }
 }

@@ -1,0 +1,167 @@
+package dev.continuum.router.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.continuum.router.core.config.ByteSize;
+import dev.continuum.router.testing.TestUpstream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RequestLimitsTest {
+    private final TestUpstream a = TestUpstream.start("a");
+    private RouterHarness router;
+
+    @BeforeEach
+    void setUp() {
+        ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
+        cfg.maxBody = new ByteSize(1024);
+        cfg.maxLine = new ByteSize(256);
+        cfg.maxHeader = new ByteSize(1024);
+        cfg.headerReadTimeout = Duration.ofMillis(300);
+        cfg.idleTimeout = Duration.ofMillis(500);
+        router = RouterHarness.start(cfg.build());
+    }
+
+    @AfterEach
+    void tearDown() {
+        router.close();
+        a.close();
+    }
+
+    private static String statusLine(String response) {
+        int end = response.indexOf("\r\n");
+        return end < 0 ? response : response.substring(0, end);
+    }
+
+    @Test
+    void refusesAnOversizedBody() {
+        String big = "{\"model\":\"m\",\"pad\":\"" + "x".repeat(2000) + "\"}";
+
+        HttpResponse<String> res = router.post("/v1/chat/completions", big);
+
+        assertThat(res.statusCode()).isEqualTo(413);
+        assertThat(res.body()).contains("\"code\":\"request_too_large\"");
+        assertThat(a.completionCount()).isZero();
+    }
+
+    @Test
+    void refusesFromContentLengthBeforeReadingTheBody() throws Exception {
+        // Only the head is sent: the answer cannot depend on reading the body.
+        String res = RawHttp.exchange(router.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n", 5000);
+
+        assertThat(statusLine(res)).isEqualTo("HTTP/1.1 413 Request Entity Too Large");
+        assertThat(res).contains("connection: close").contains("request_too_large");
+    }
+
+    @Test
+    void refusesAnExpectContinueRequestWithoutAskingForTheBody() throws Exception {
+        String res = RawHttp.exchange(router.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                + "Expect: 100-continue\r\nContent-Length: 5000\r\n\r\n", 5000);
+
+        assertThat(res).doesNotContain("100 Continue");
+        assertThat(statusLine(res)).contains("413");
+    }
+
+    @Test
+    void continuesAnExpectContinueRequestWithinTheLimit() throws Exception {
+        String body = "{\"model\":\"m\"}";
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n"
+                    + "Content-Length: " + body.length() + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[64];
+            int n = in.read(buf);
+            assertThat(new String(buf, 0, n, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 100 Continue");
+            out.write(body.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(RawHttp.readAll(in)).contains("HTTP/1.1 200 OK");
+        }
+    }
+
+    @Test
+    void refusesAnOversizedChunkedBody() throws Exception {
+        String chunk = "x".repeat(600);
+        String res = RawHttp.exchange(router.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n"
+                + Integer.toHexString(600) + "\r\n" + chunk + "\r\n"
+                + Integer.toHexString(600) + "\r\n" + chunk + "\r\n", 5000);
+
+        assertThat(statusLine(res)).contains("413");
+    }
+
+    @Test
+    void refusesATooLongRequestLineWith414() throws Exception {
+        String res = RawHttp.exchange(router.port, "GET /v1/models?q=" + "a".repeat(400) + " HTTP/1.1\r\nHost: x\r\n\r\n", 5000);
+
+        assertThat(statusLine(res)).contains("414");
+        assertThat(res).contains("\"error\":{");
+    }
+
+    @Test
+    void refusesTooLargeHeadersWith431() throws Exception {
+        String res = RawHttp.exchange(router.port, "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: "
+                + "b".repeat(2000) + "\r\n\r\n", 5000);
+
+        assertThat(statusLine(res)).contains("431");
+    }
+
+    @Test
+    void closesAConnectionThatDoesNotFinishItsHead() throws Exception {
+        long start = System.nanoTime();
+        String res = RawHttp.exchange(router.port, "GET /v1/models HTTP/1.1\r\nHost: x\r\n", 5000);
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(res).isEmpty();
+        assertThat(tookMillis).isLessThan(4000);
+    }
+
+    @Test
+    void keepsAliveBetweenRequestsThenClosesIdleConnections() throws Exception {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            for (int i = 0; i < 2; i++) {
+                out.write("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                byte[] buf = new byte[4096];
+                int n = in.read(buf);
+                assertThat(new String(buf, 0, n, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 200 OK");
+            }
+            // Silent past the idle timeout: the server closes.
+            assertThat(in.read()).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void answersPipelinedRequestsInOrder() throws Exception {
+        String body = "{\"model\":\"m\"}";
+        String one = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
+        String two = "GET /v1/nope HTTP/1.1\r\nHost: x\r\n\r\n";
+        String three = "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+        String res = RawHttp.exchange(router.port, one + two + three, 5000);
+
+        int ok = res.indexOf("HTTP/1.1 200 OK");
+        int notFound = res.indexOf("HTTP/1.1 404 Not Found");
+        int last = res.lastIndexOf("HTTP/1.1 200 OK");
+        assertThat(ok).isGreaterThanOrEqualTo(0);
+        assertThat(notFound).isGreaterThan(ok);
+        assertThat(last).isGreaterThan(notFound);
+    }
+}

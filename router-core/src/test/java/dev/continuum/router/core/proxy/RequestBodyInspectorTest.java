@@ -1,0 +1,71 @@
+package dev.continuum.router.core.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class RequestBodyInspectorTest {
+
+    private static ParsedRequest inspect(String json) throws Exception {
+        ByteBuf buf = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+        try {
+            ParsedRequest p = RequestBodyInspector.inspect(buf);
+            assertThat(buf.readerIndex()).isZero();
+            return p;
+        } finally {
+            buf.release();
+        }
+    }
+
+    @Test
+    void readsModelAndStreamAndSkipsEverythingElse() throws Exception {
+        assertThat(inspect("{\"messages\":[{\"model\":\"inner\"}],\"model\":\"m\",\"stream\":true,\"nvext\":{\"x\":1}}"))
+                .isEqualTo(new ParsedRequest("m", true));
+        assertThat(inspect("{\"model\":\"m\"}")).isEqualTo(new ParsedRequest("m", false));
+        assertThat(inspect("{\"model\":\"m\",\"stream\":null}")).isEqualTo(new ParsedRequest("m", false));
+    }
+
+    @Test
+    void notesNvextRoutingFieldsOnlyAtTheTopLevel() throws Exception {
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"annotations\":[\"x\"],\"backend_instance_id\":7}}").untrustedNvext())
+                .isTrue();
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"token_data\":[1,2]}}").untrustedNvext()).isTrue();
+        assertThat(inspect("{\"model\":\"m\",\"nvext\":{\"annotations\":[]}}").untrustedNvext()).isFalse();
+        assertThat(inspect("{\"model\":\"m\",\"meta\":{\"nvext\":{\"dp_rank\":1}}}").untrustedNvext()).isFalse();
+    }
+
+    @Test
+    void readsFromACompositeBufferWithoutMovingIt() throws Exception {
+        CompositeByteBuf c = Unpooled.compositeBuffer();
+        c.addComponent(true, Unpooled.directBuffer().writeBytes("{\"mod".getBytes(StandardCharsets.UTF_8)));
+        c.addComponent(true, Unpooled.directBuffer().writeBytes("el\":\"m\",\"stream\":false}".getBytes(StandardCharsets.UTF_8)));
+        try {
+            assertThat(RequestBodyInspector.inspect(c)).isEqualTo(new ParsedRequest("m", false));
+            assertThat(c.readerIndex()).isZero();
+        } finally {
+            c.release();
+        }
+    }
+
+    @Test
+    void refusesMalformedOrIncompleteBodies() {
+        for (String bad : new String[] {"", "[]", "{\"model\":\"m\"", "{\"model\":\"m\"} x", "{\"model\":", "nope"}) {
+            assertThatThrownBy(() -> inspect(bad)).isInstanceOf(RequestBodyInspector.InvalidBody.class)
+                    .satisfies(e -> assertThat(((RequestBodyInspector.InvalidBody) e).json).isTrue());
+        }
+    }
+
+    @Test
+    void refusesAMissingOrMistypedModel() {
+        for (String bad : new String[] {"{}", "{\"model\":\"\"}", "{\"model\":null}", "{\"model\":3}",
+            "{\"model\":\"m\",\"stream\":\"yes\"}"}) {
+            assertThatThrownBy(() -> inspect(bad)).isInstanceOf(RequestBodyInspector.InvalidBody.class)
+                    .satisfies(e -> assertThat(((RequestBodyInspector.InvalidBody) e).json).isFalse());
+        }
+    }
+}
