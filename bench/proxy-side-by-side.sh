@@ -29,24 +29,36 @@ wait_for() { for _ in $(seq 1 100); do curl -fs "$1" >/dev/null 2>&1 && return 0
 wait_for "http://127.0.0.1:$BENCH_UPSTREAM_PORT/v1/models"
 wait_for "http://127.0.0.1:$BENCH_ROUTER_PORT/v1/models"
 
+# CPU seconds (user + system) a process has used so far, from /proc.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f", ($14 + $15) / hz}' "/proc/$1/stat"; }
+upstream_pid=${pids[0]}
+router_pid=${pids[1]}
+
 run() { # target-name url stream
   # Warm-up (JIT) before the measured run.
   BODY_STREAM=$3 wrk -t"$threads" -c"$connections" -d5s -s bench/post.lua "$2" >/dev/null
-  local out
+  local out r0 u0 r1 u1
+  r0=$(cpu_seconds "$router_pid"); u0=$(cpu_seconds "$upstream_pid")
   out=$(BODY_STREAM=$3 wrk -t"$threads" -c"$connections" -d"$duration" --latency -s bench/post.lua "$2")
+  r1=$(cpu_seconds "$router_pid"); u1=$(cpu_seconds "$upstream_pid")
   local rps p50 p99 errors
+  local requests
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  requests=$(awk '/requests in/ {print $1}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   errors=$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' <<<"$out")
-  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$([ "$3" = 1 ] && echo streaming || echo buffered)" \
-    "$rps" "$p50" "$p99" "${errors:-none}"
+  local router_cpu upstream_cpu
+  router_cpu=$(awk -v a="$r0" -v b="$r1" -v n="$requests" 'BEGIN {printf "%.2f", (b - a) * 10000 / n}')
+  upstream_cpu=$(awk -v a="$u0" -v b="$u1" -v n="$requests" 'BEGIN {printf "%.2f", (b - a) * 10000 / n}')
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$([ "$3" = 1 ] && echo streaming || echo buffered)" \
+    "$rps" "$p50" "$p99" "$router_cpu" "$upstream_cpu" "${errors:-none}"
 }
 
 echo "wrk -t$threads -c$connections -d$duration, $chunks SSE events per stream, $(nproc) cores"
 echo
-echo "| target | request | requests/s | p50 | p99 | errors |"
-echo "|---|---|---|---|---|---|"
+echo "| target | request | requests/s | p50 | p99 | router CPU s / 10k req | upstream CPU s / 10k req | errors |"
+echo "|---|---|---|---|---|---|---|---|"
 run direct "http://127.0.0.1:$BENCH_UPSTREAM_PORT/v1/chat/completions" 0
 run router "http://127.0.0.1:$BENCH_ROUTER_PORT/v1/chat/completions" 0
 run direct "http://127.0.0.1:$BENCH_UPSTREAM_PORT/v1/chat/completions" 1
