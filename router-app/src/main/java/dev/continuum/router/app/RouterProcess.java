@@ -21,6 +21,10 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -37,14 +41,16 @@ final class RouterProcess implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final HttpServer server;
     private final JvmGcMetrics gcMetrics;
+    private final ExecutorService blocking;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     private RouterProcess(ConfigStore store, PrometheusMeterRegistry registry, HttpServer server,
-                          JvmGcMetrics gcMetrics) {
+                          JvmGcMetrics gcMetrics, ExecutorService blocking) {
         this.store = store;
         this.registry = registry;
         this.server = server;
         this.gcMetrics = gcMetrics;
+        this.blocking = blocking;
     }
 
     /** Runs until SIGTERM/SIGINT, then drains gracefully. Throws a ConfigException for a bad config. */
@@ -81,7 +87,11 @@ final class RouterProcess implements AutoCloseable {
                 new AdminAuthenticator(() -> store.current().admin()),
                 () -> store.renderer().tree(store.current()),
                 store::reload).build();
+        // Admin and scrape calls may block (file reads, meter walks): a small named pool keeps them
+        // off the event loops without a thread per call.
+        ExecutorService blocking = Executors.newFixedThreadPool(2, daemonThreads("continuum-blocking"));
         HttpServer server = HttpServer.builder(config, registry)
+                .blockingExecutor(blocking)
                 .routeExact("/health", health)
                 .routeExact("/healthz", health)
                 .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))
@@ -92,6 +102,7 @@ final class RouterProcess implements AutoCloseable {
             server.start();
         } catch (RuntimeException e) {
             store.close();
+            blocking.shutdownNow();
             throw e;
         }
         store.subscribe((before, after, plan) -> {
@@ -101,7 +112,16 @@ final class RouterProcess implements AutoCloseable {
         });
         store.startWatching();
         LOG.info("continuum-router {} listening on {}", Main.version(), server.boundAddresses());
-        return new RouterProcess(store, registry, server, gcMetrics);
+        return new RouterProcess(store, registry, server, gcMetrics, blocking);
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     List<SocketAddress> boundAddresses() {
@@ -134,6 +154,7 @@ final class RouterProcess implements AutoCloseable {
             LOG.warn("shutdown did not complete cleanly", e);
         } finally {
             store.close();
+            blocking.shutdownNow();
             gcMetrics.close();
             registry.close();
             LOG.info("stopped");
