@@ -2,11 +2,8 @@ package dev.continuum.router.discovery.reducer;
 
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.FleetView;
-import dev.continuum.router.discovery.WorkerId;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Folds discovery events into a fleet view. A pure function of its event stream (plus the clock that stamps
@@ -16,15 +13,18 @@ import java.util.Map;
 public interface DiscoveryReducer {
     /**
      * @param namespaces the watched Dynamo namespaces; records under other prefixes are ignored
-     * @param firstSeen  {@code first_seen} of workers already known (kept across a namespaces edit)
+     * @param carryOver  the view a replaced watcher published: until this reducer's first resync, a worker it
+     *                   materializes unchanged keeps that view's instance (timestamps included), and a changed
+     *                   one keeps its {@code first_seen}; so a backoff-only or namespaces-only restart neither
+     *                   resets timestamps nor bumps the generation for workers that did not change
      */
     static DiscoveryReducer create(List<String> namespaces, DiscoveryLimits limits, Clock clock,
-                                   DiscoveryCounters counters, Map<WorkerId, Instant> firstSeen) {
-        return new EtcdRecordReducer(namespaces, limits, clock, counters, firstSeen);
+                                   DiscoveryCounters counters, FleetView carryOver) {
+        return new EtcdRecordReducer(namespaces, limits, clock, counters, carryOver);
     }
 
     static DiscoveryReducer create(List<String> namespaces, Clock clock, DiscoveryCounters counters) {
-        return create(namespaces, DiscoveryLimits.defaults(), clock, counters, Map.of());
+        return create(namespaces, DiscoveryLimits.defaults(), clock, counters, FleetView.empty());
     }
 
     /** Applies one event; returns whether the fleet view changed. */

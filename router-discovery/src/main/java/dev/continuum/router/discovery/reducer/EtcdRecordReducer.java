@@ -54,7 +54,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     private final DiscoveryLimits limits;
     private final Clock clock;
     private final DiscoveryCounters counters;
-    private final Map<WorkerId, Instant> firstSeenCarriedOver;
+    /** Cleared by the first resync: after it, a worker that comes back is a new worker. */
+    private @Nullable FleetView carryOver;
 
     private final EnumMap<Keyspace, Map<String, HeldRecord>> held = new EnumMap<>(Keyspace.class);
     private final Map<WorkerId, List<String>> generateKeys = new HashMap<>();
@@ -81,13 +82,13 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     private final EnumSet<Keyspace> atCapacity = EnumSet.noneOf(Keyspace.class);
 
     EtcdRecordReducer(List<String> namespaces, DiscoveryLimits limits, Clock clock, DiscoveryCounters counters,
-                      Map<WorkerId, Instant> firstSeen) {
+                      FleetView carryOver) {
         this.namespaces = List.copyOf(namespaces);
         this.namespaceSet = Set.copyOf(namespaces);
         this.limits = limits;
         this.clock = clock;
         this.counters = counters;
-        this.firstSeenCarriedOver = new HashMap<>(firstSeen);
+        this.carryOver = carryOver.workers().isEmpty() ? null : carryOver;
         for (Keyspace keyspace : Keyspace.values()) {
             held.put(keyspace, new HashMap<>());
         }
@@ -114,6 +115,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         } else if (event instanceof DiscoveryEvent.Resync resync) {
             counters.increment(DiscoveryEventKind.RESYNC);
             resync(resync.records());
+            materializeDirty();
+            carryOver = null;
         }
         materializeDirty();
         checkConflicts();
@@ -418,13 +421,20 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
         Instant now = clock.instant();
         DynamoWorker existing = workers.get(id);
-        Instant firstSeen = existing != null ? existing.firstSeen() : firstSeenCarriedOver.getOrDefault(id, now);
+        if (existing == null && carryOver != null) {
+            existing = carryOver.worker(id).orElse(null);
+            if (existing != null) {
+                // Not in this reducer's map yet: the carried-over instance counts as a change only if it differs.
+                changed = true;
+            }
+        }
+        Instant firstSeen = existing != null ? existing.firstSeen() : now;
         DynamoWorker candidate = new DynamoWorker(id, ((Resolved) resolution).role(), endpoint.component(),
                 endpoint.endpoint(), card, firstSeen, now);
         if (existing != null && existing.sameViewAs(candidate)) {
+            workers.put(id, existing);
             return;
         }
-        firstSeenCarriedOver.remove(id);
         workers.put(id, candidate);
         changed = true;
     }

@@ -28,7 +28,7 @@ final class ReducerHarness {
 
     ReducerHarness(DiscoveryLimits limits, String... namespaces) {
         this.reducer = DiscoveryReducer.create(List.of(namespaces.length == 0 ? new String[] {"dynamo"} : namespaces),
-                limits, clock, counters, Map.of());
+                limits, clock, counters, FleetView.empty());
     }
 
     boolean put(String key, String json) {

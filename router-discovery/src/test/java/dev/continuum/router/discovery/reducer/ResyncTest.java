@@ -12,10 +12,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.WorkerId;
+import dev.continuum.router.discovery.WorkerRole;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -84,16 +84,32 @@ class ResyncTest {
     }
 
     @Test
-    void carriedOverFirstSeenIsUsedForKnownWorkers() {
+    void aReplacementReducerKeepsTheCarriedOverViewOfWorkersThatDidNotChange() {
         Instant earlier = Instant.parse("2026-01-01T00:00:00Z");
         ReducerHarness h = new ReducerHarness();
+        DynamoWorker unchanged = new DynamoWorker(new WorkerId("dynamo", 2), WorkerRole.DECODE, "decode", "generate",
+                null, earlier, earlier);
+        DynamoWorker willChange = new DynamoWorker(new WorkerId("dynamo", 3), WorkerRole.DECODE, "decode", "generate",
+                null, earlier, earlier);
+        DynamoWorker gone = new DynamoWorker(new WorkerId("dynamo", 4), WorkerRole.DECODE, "decode", "generate",
+                null, earlier, earlier);
         DiscoveryReducer reducer = DiscoveryReducer.create(List.of("dynamo"), DiscoveryLimits.defaults(), h.clock,
-                h.counters, Map.of(new WorkerId("dynamo", 2), earlier));
+                h.counters, FleetView.of(List.of(unchanged, willChange, gone), List.of()));
         reducer.apply(new DiscoveryEvent.Resync(List.of(
                 DiscoveryEvent.Put.of(endpointKey("dynamo", "decode", "generate", 2), endpoint("dynamo", "decode", "generate", 2)),
-                DiscoveryEvent.Put.of(endpointKey("dynamo", "decode", "generate", 3), endpoint("dynamo", "decode", "generate", 3)))));
-        assertThat(reducer.view().worker(new WorkerId("dynamo", 2)).orElseThrow().firstSeen()).isEqualTo(earlier);
-        assertThat(reducer.view().worker(new WorkerId("dynamo", 3)).orElseThrow().firstSeen()).isEqualTo(h.clock.instant());
+                DiscoveryEvent.Put.of(endpointKey("dynamo", "prefill", "generate", 3), endpoint("dynamo", "prefill", "generate", 3)),
+                DiscoveryEvent.Put.of(endpointKey("dynamo", "decode", "generate", 5), endpoint("dynamo", "decode", "generate", 5)))));
+
+        assertThat(reducer.view().worker(new WorkerId("dynamo", 2))).containsSame(unchanged);
+        DynamoWorker changed = reducer.view().worker(new WorkerId("dynamo", 3)).orElseThrow();
+        assertThat(changed.firstSeen()).isEqualTo(earlier);
+        assertThat(changed.lastUpdated()).isEqualTo(h.clock.instant());
+        assertThat(reducer.view().worker(new WorkerId("dynamo", 4))).isEmpty();
+        assertThat(reducer.view().worker(new WorkerId("dynamo", 5)).orElseThrow().firstSeen()).isEqualTo(h.clock.instant());
+
+        // The carry-over only bridges the first resync: a worker returning later is new.
+        reducer.apply(DiscoveryEvent.Put.of(endpointKey("dynamo", "decode", "generate", 4), endpoint("dynamo", "decode", "generate", 4)));
+        assertThat(reducer.view().worker(new WorkerId("dynamo", 4)).orElseThrow().firstSeen()).isEqualTo(h.clock.instant());
     }
 
     @Test
