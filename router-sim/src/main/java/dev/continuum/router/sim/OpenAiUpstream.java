@@ -135,6 +135,12 @@ public final class OpenAiUpstream implements AutoCloseable {
             }
         }
 
+        /** A client that resets mid-stream (load generators do at the end of a run) is normal here. */
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+
         private static byte[] completion(String model, boolean chat) {
             String choice = chat
                     ? "{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from continuum-sim.\"},"

@@ -9,9 +9,11 @@ import org.jspecify.annotations.Nullable;
  * request without a key passes (a known key still gets its policy; an unknown one is refused); in
  * {@code blocking} mode a missing or unknown key gets 401.
  *
- * @param keys the inline keys merged with those of {@code api_keys_file} (file entries after inline ones)
+ * @param keys         the inline keys merged with those of {@code api_keys_file} (file entries after inline ones)
+ * @param fileKeyCount how many of {@code keys}, at the end, came from {@code api_keys_file}; a readback
+ *                     shows only the inline ones (plus the file's path), so it loads back to this record
  */
-public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyConfig> keys) {
+public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyConfig> keys, int fileKeyCount) {
     public enum Mode {
         PERMISSIVE,
         BLOCKING
@@ -19,6 +21,24 @@ public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyCo
 
     public ApiKeysConfig {
         keys = List.copyOf(keys);
+        if (fileKeyCount < 0 || fileKeyCount > keys.size()) {
+            throw new IllegalArgumentException("fileKeyCount: " + fileKeyCount + " (expected: 0.." + keys.size() + ")");
+        }
+    }
+
+    /** Keys given inline only (no {@code api_keys_file} entries). */
+    public ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyConfig> keys) {
+        this(mode, apiKeysFile, keys, 0);
+    }
+
+    /** The keys written in the config file itself. */
+    public List<ApiKeyConfig> inlineKeys() {
+        return keys.subList(0, keys.size() - fileKeyCount);
+    }
+
+    /** The keys read from {@code api_keys_file}. */
+    public List<ApiKeyConfig> fileKeys() {
+        return keys.subList(keys.size() - fileKeyCount, keys.size());
     }
 
     public static ApiKeysConfig defaults() {

@@ -1,0 +1,139 @@
+package dev.continuum.router.admin;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.continuum.router.admin.AdminAuthenticator.Decision;
+import dev.continuum.router.core.config.ReloadResult;
+import dev.continuum.router.core.http.LocalRequest;
+import dev.continuum.router.core.http.LocalResponse;
+import dev.continuum.router.core.http.LocalRoute;
+import io.netty.handler.codec.http.HttpMethod;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Everything under {@code /admin/}: authentication first, then the endpoint, then one audit line.
+ * Blocking by declaration, because a reload reads files; the server runs it off the event loop.
+ */
+public final class AdminRoute implements LocalRoute {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final AdminAuthenticator authenticator;
+    private final Map<String, AdminEndpoint> endpoints;
+
+    /** One admin endpoint: a method and an exact path, answering with a JSON tree. */
+    public record AdminEndpoint(HttpMethod method, Handler handler) {
+    }
+
+    /** Answers one authenticated admin call. */
+    @FunctionalInterface
+    public interface Handler {
+        LocalResponse handle(LocalRequest request) throws Exception;
+    }
+
+    private AdminRoute(AdminAuthenticator authenticator, Map<String, AdminEndpoint> endpoints) {
+        this.authenticator = authenticator;
+        this.endpoints = Map.copyOf(endpoints);
+    }
+
+    /** The config endpoints every build has; later modules add theirs with {@link Builder#endpoint}. */
+    public static Builder builder(AdminAuthenticator authenticator, ConfigReadback readback,
+                                  ConfigReloader reloader) {
+        Builder b = new Builder(authenticator);
+        Handler showConfig = request -> json(200, readback.maskedTree());
+        b.endpoint("/admin/config", HttpMethod.GET, showConfig);
+        b.endpoint("/admin/config/full", HttpMethod.GET, showConfig);
+        b.endpoint("/admin/config/reload", HttpMethod.POST, request -> {
+            ReloadResult result = reloader.reload("admin");
+            return json(result.result() == ReloadResult.Outcome.FAILURE ? 422 : 200, result.toTree());
+        });
+        return b;
+    }
+
+    public static final class Builder {
+        private final AdminAuthenticator authenticator;
+        private final Map<String, AdminEndpoint> endpoints = new LinkedHashMap<>();
+
+        private Builder(AdminAuthenticator authenticator) {
+            this.authenticator = authenticator;
+        }
+
+        public Builder endpoint(String path, HttpMethod method, Handler handler) {
+            endpoints.put(path, new AdminEndpoint(method, handler));
+            return this;
+        }
+
+        public AdminRoute build() {
+            return new AdminRoute(authenticator, endpoints);
+        }
+    }
+
+    @Override
+    public boolean blocking() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<LocalResponse> handle(LocalRequest request) {
+        Decision decision = authenticator.check(request.header("authorization"), request.header("x-api-key"));
+        LocalResponse response = switch (decision.verdict()) {
+            case DISABLED -> error(404, "not_found_error", "not_found",
+                    "The admin API is disabled: configure admin.auth to enable it");
+            case UNAUTHORIZED -> error(401, "authentication_error", "invalid_admin_credentials",
+                    "Missing or invalid admin credentials").withHeader("WWW-Authenticate", challenge(decision));
+            case ALLOWED -> dispatch(request);
+        };
+        String outcome = switch (decision.verdict()) {
+            case DISABLED -> "disabled";
+            case UNAUTHORIZED -> "denied";
+            case ALLOWED -> "allowed";
+        };
+        AdminAuditLog.record(request.method().name(), request.path(), decision.principal(), outcome,
+                response.status(), request.remoteAddress());
+        return CompletableFuture.completedFuture(response);
+    }
+
+    private LocalResponse dispatch(LocalRequest request) {
+        AdminEndpoint endpoint = endpoints.get(request.path());
+        if (endpoint == null) {
+            return error(404, "not_found_error", "not_found", "No admin endpoint at this path");
+        }
+        if (!endpoint.method().equals(request.method())) {
+            return error(405, "invalid_request_error", "method_not_allowed",
+                    "Use " + endpoint.method().name() + " for this admin endpoint")
+                    .withHeader("Allow", endpoint.method().name());
+        }
+        try {
+            return endpoint.handler().handle(request);
+        } catch (Exception e) {
+            org.slf4j.LoggerFactory.getLogger(AdminRoute.class).warn("admin endpoint {} failed", request.path(), e);
+            return error(500, "server_error", "internal_error", "The admin endpoint failed; see the router log");
+        }
+    }
+
+    private static String challenge(Decision decision) {
+        return switch (decision.principal()) {
+            case "basic" -> "Basic realm=\"continuum-router\"";
+            default -> "Bearer realm=\"continuum-router\"";
+        };
+    }
+
+    /** A JSON answer from any Jackson-serializable tree or record. */
+    public static LocalResponse json(int status, Object tree) {
+        try {
+            return LocalResponse.json(status, JSON.writeValueAsBytes(tree));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("admin answer is not serializable", e);
+        }
+    }
+
+    static LocalResponse error(int status, String type, String code, String message) {
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("message", message);
+        error.put("type", type);
+        error.put("code", code);
+        error.put("param", null);
+        return json(status, Map.of("error", error));
+    }
+}

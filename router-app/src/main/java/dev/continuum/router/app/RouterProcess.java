@@ -1,0 +1,143 @@
+package dev.continuum.router.app;
+
+import dev.continuum.router.admin.AdminAuthenticator;
+import dev.continuum.router.admin.AdminRoute;
+import dev.continuum.router.admin.HealthRoute;
+import dev.continuum.router.admin.MetricsRoute;
+import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.ConfigStore;
+import dev.continuum.router.core.config.Problem;
+import dev.continuum.router.core.config.ReloadResult;
+import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.core.http.HttpServer;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running router: config store, metrics registry, HTTP server with its local routes, file
+ * watcher and signal handlers. Starts in dependency order and stops in reverse.
+ */
+final class RouterProcess implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RouterProcess.class);
+
+    private final ConfigStore store;
+    private final PrometheusMeterRegistry registry;
+    private final HttpServer server;
+    private final JvmGcMetrics gcMetrics;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    private RouterProcess(ConfigStore store, PrometheusMeterRegistry registry, HttpServer server,
+                          JvmGcMetrics gcMetrics) {
+        this.store = store;
+        this.registry = registry;
+        this.server = server;
+        this.gcMetrics = gcMetrics;
+    }
+
+    /** Runs until SIGTERM/SIGINT, then drains gracefully. Throws a ConfigException for a bad config. */
+    static void run(ConfigLoader loader) throws InterruptedException {
+        RouterProcess process = start(loader);
+        Thread hook = new Thread(process::close, "continuum-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        Signals.onHangup(() -> process.reload("sighup"));
+        process.stopped.await();
+    }
+
+    /** Loads and validates the config, then starts everything; listeners are bound on return. */
+    static RouterProcess start(ConfigLoader loader) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
+        RouterConfig config = store.current();
+        LoggingSetup.apply(config.logging());
+        store.startupResult().warnings().forEach(w -> LOG.warn("config: {}", w));
+        LOG.info("config loaded from {}", store.file() == null ? "built-in defaults" : store.file());
+        if (!config.admin().enabled()) {
+            LOG.warn("admin API disabled: add an admin.auth section to enable /admin/*");
+        }
+
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        JvmGcMetrics gcMetrics = new JvmGcMetrics();
+        gcMetrics.bindTo(registry);
+
+        AtomicReference<HttpServer> serverRef = new AtomicReference<>();
+        HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
+        AdminRoute admin = AdminRoute.builder(
+                new AdminAuthenticator(() -> store.current().admin()),
+                () -> store.renderer().tree(store.current()),
+                store::reload).build();
+        HttpServer server = HttpServer.builder(config, registry)
+                .routeExact("/health", health)
+                .routeExact("/healthz", health)
+                .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))
+                .routePrefix("/admin/", admin)
+                .build();
+        serverRef.set(server);
+        try {
+            server.start();
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        store.subscribe((before, after, plan) -> {
+            server.apply(after);
+            LoggingSetup.apply(after.logging());
+            LOG.info("config reloaded: {}", plan.changes());
+        });
+        store.startWatching();
+        LOG.info("continuum-router {} listening on {}", Main.version(), server.boundAddresses());
+        return new RouterProcess(store, registry, server, gcMetrics);
+    }
+
+    List<SocketAddress> boundAddresses() {
+        return server.boundAddresses();
+    }
+
+    HttpServer server() {
+        return server;
+    }
+
+    ReloadResult reload(String trigger) {
+        ReloadResult result = store.reload(trigger);
+        for (Problem p : result.errors()) {
+            LOG.error("config reload ({}) refused: {}", trigger, p);
+        }
+        return result;
+    }
+
+    /** Graceful: readiness off, stop accepting, drain in-flight work up to the grace period, then stop. */
+    @Override
+    public void close() {
+        if (stopped.getCount() == 0) {
+            return;
+        }
+        Duration grace = store.current().server().shutdownGracePeriod();
+        LOG.info("shutting down: draining in-flight requests for up to {}", grace);
+        try {
+            server.shutdown(grace).get(grace.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            LOG.warn("shutdown did not complete cleanly", e);
+        } finally {
+            store.close();
+            gcMetrics.close();
+            registry.close();
+            LOG.info("stopped");
+            stopped.countDown();
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.continuum.router.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MainTest {
+    @TempDir
+    Path dir;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @Test
+    void validateExitsZeroAndPrintsWarningsForAValidFile() throws Exception {
+        Path file = write("""
+                backends:
+                  - name: a
+                    url: http://127.0.0.1:9
+                    modles: [x]
+                """);
+        assertThat(run("config", "validate", file.toString())).isEqualTo(0);
+        assertThat(stdout()).contains("backends[0].modles", "did you mean \"models\"", ": valid (");
+    }
+
+    @Test
+    void validateExitsOneAndPrintsEveryError() throws Exception {
+        Path file = write("""
+                server:
+                  bind_address: "nowhere"
+                backends:
+                  - name: "bad name!"
+                    url: ftp://h
+                """);
+        assertThat(run("config", "validate", file.toString())).isEqualTo(1);
+        assertThat(stderr()).contains("server.bind_address", "backends[0].name", "backends[0].url", "invalid (3 error(s)");
+    }
+
+    @Test
+    void showPrintsTheEffectiveConfigWithSecretsMasked() throws Exception {
+        Path file = write("""
+                backends:
+                  - name: a
+                    url: http://127.0.0.1:9
+                    api_key: sk-live-abcdef
+                admin:
+                  auth:
+                    token: tok-123456
+                """);
+        assertThat(run("config", "show", file.toString())).isEqualTo(0);
+        assertThat(stdout()).contains("name: a", "api_key: '********'", "shutdown_grace_period: 30s")
+                .doesNotContain("sk-live-abcdef").doesNotContain("tok-123456");
+    }
+
+    @Test
+    void generatesASampleThatValidatesCleanly() throws Exception {
+        assertThat(run("--generate-config")).isEqualTo(0);
+        Path file = write(stdout());
+        out.reset();
+        assertThat(run("config", "validate", file.toString())).isEqualTo(0);
+        assertThat(stdout()).contains(": valid (0 warning(s))");
+    }
+
+    @Test
+    void answersVersionHelpAndUsageErrors() {
+        assertThat(run("--version")).isEqualTo(0);
+        assertThat(stdout()).startsWith("continuum-router ");
+        assertThat(run("--help")).isEqualTo(0);
+        assertThat(stdout()).contains("config validate");
+        assertThat(run("--frobnicate")).isEqualTo(2);
+        assertThat(stderr()).contains("--frobnicate: unknown argument", "Usage:");
+    }
+
+    @Test
+    void serveRefusesAnInvalidConfigWithExitOne() throws Exception {
+        Path file = write("server: {bind_address: 42}\n");
+        assertThat(run("serve", "--config", file.toString())).isEqualTo(1);
+        assertThat(stderr()).contains("nothing was started", "server.bind_address");
+    }
+
+    private int run(String... args) {
+        return Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+    }
+
+    private Path write(String yaml) throws Exception {
+        Path file = Files.createTempFile(dir, "config", ".yaml");
+        Files.writeString(file, yaml);
+        return file;
+    }
+
+    private String stdout() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String stderr() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+}

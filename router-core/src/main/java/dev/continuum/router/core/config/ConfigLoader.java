@@ -1,0 +1,191 @@
+package dev.continuum.router.core.config;
+
+import dev.continuum.router.core.config.internal.TreeContext;
+import dev.continuum.router.core.config.internal.TreeNode;
+import dev.continuum.router.core.config.internal.YamlTrees;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads, interpolates, overrides, binds and validates a config, reporting every problem of the document
+ * in one pass. Precedence: command line ({@link ConfigOverrides}) over environment over file over
+ * defaults. The environment is injected (never read from {@code System.getenv} here) so that tests and
+ * reloads see exactly the variables given. Immutable and thread-safe.
+ *
+ * <pre>{@code
+ * ConfigLoader loader = ConfigLoader.builder()
+ *         .environment(System.getenv())
+ *         .overrides(ConfigOverrides.none().withConfigFile(Path.of("router.yaml")))
+ *         .dynamoSection(new DiscoverySection())
+ *         .build();
+ * RouterConfig config = loader.load().orThrow();
+ * }</pre>
+ */
+public final class ConfigLoader {
+    private final Map<String, String> environment;
+    private final ConfigOverrides overrides;
+    private final ConfigSearchPath searchPath;
+    private final List<DynamoSection<?>> sections;
+    private final Clock clock;
+
+    private ConfigLoader(Builder b) {
+        this.environment = Map.copyOf(b.environment);
+        this.overrides = b.overrides;
+        this.searchPath = b.searchPath;
+        this.sections = List.copyOf(b.sections);
+        this.clock = b.clock;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Loads {@code --config} when given, else the first file of the search path, else the built-in
+     * defaults (with a warning naming the places searched).
+     */
+    public LoadResult load() {
+        Optional<Path> file = searchPath.locate(overrides.configFile());
+        if (file.isPresent()) {
+            return load(file.get());
+        }
+        List<Problem> notFound = List.of(new Problem(Problem.Severity.WARNING, "",
+                "no config file found (searched " + searchPath.candidates() + "); using built-in defaults"));
+        return loadDocument("", null, searchPath.workingDirectory(), notFound, "built-in defaults");
+    }
+
+    /** Loads {@code file} (with the environment and command-line overrides still applied). */
+    public LoadResult load(Path file) {
+        Path absolute = searchPath.workingDirectory().resolve(file).toAbsolutePath().normalize();
+        String name = String.valueOf(absolute.getFileName()).toLowerCase(Locale.ROOT);
+        if (name.endsWith(".toml")) {
+            return failed(absolute, Problems.render(file.toString())
+                    + " (expected: a YAML config file; TOML is not supported in this build, convert it to YAML)");
+        }
+        String text;
+        try {
+            text = Files.readString(absolute, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return failed(absolute, Problems.render(file.toString()) + " (expected: a readable config file; not found)");
+        } catch (IOException e) {
+            return failed(absolute, Problems.render(file.toString()) + " (expected: a readable config file; "
+                    + e.getClass().getSimpleName() + ")");
+        }
+        Path dir = absolute.getParent() == null ? searchPath.workingDirectory() : absolute.getParent();
+        return loadDocument(text, absolute, dir, List.of(), String.valueOf(absolute.getFileName()));
+    }
+
+    /**
+     * Loads YAML text that has no file (an admin import, a test). Relative paths resolve against the
+     * working directory of the search path.
+     */
+    public LoadResult loadString(String yaml) {
+        return loadDocument(yaml, null, searchPath.workingDirectory(), List.of(), "<config>");
+    }
+
+    /** The file {@link #load()} would read, if any. */
+    public Optional<Path> locate() {
+        return searchPath.locate(overrides.configFile());
+    }
+
+    public List<DynamoSection<?>> dynamoSections() {
+        return sections;
+    }
+
+    /** A renderer that knows this loader's dynamo sections. */
+    public ConfigRenderer renderer() {
+        return ConfigRenderer.of(sections);
+    }
+
+    private LoadResult failed(Path source, String message) {
+        return new LoadResult(null, source, List.of(new Problem(Problem.Severity.ERROR, "", message)), Map.of());
+    }
+
+    /** @param sourceName how locations name the document: a file name, {@code <config>} for text */
+    private LoadResult loadDocument(String text, @Nullable Path source, Path baseDir, List<Problem> before,
+                                    String sourceName) {
+        Problems problems = new Problems();
+        before.forEach(p -> {
+            if (p.severity() == Problem.Severity.ERROR) {
+                problems.error(p.path(), p.message());
+            } else {
+                problems.warning(p.path(), p.message());
+            }
+        });
+        TreeContext tree = new TreeContext(problems, environment);
+        TreeNode root = YamlTrees.parse(text, sourceName, "", tree);
+        if (root == null) {
+            return new LoadResult(null, source, problems.all(), tree.locations());
+        }
+        EnvOverrides.apply(root, tree, environment, overrides);
+        BindContext ctx = new BindContext(tree, baseDir, clock, sections);
+        RouterConfig config = RouterConfigBinder.bind(root, ctx, source);
+        return new LoadResult(problems.hasErrors() ? null : config, source, problems.all(), tree.locations());
+    }
+
+    public static final class Builder {
+        private Map<String, String> environment = Map.of();
+        private ConfigOverrides overrides = ConfigOverrides.none();
+        private ConfigSearchPath searchPath = ConfigSearchPath.standard();
+        private final List<DynamoSection<?>> sections = new ArrayList<>();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() {
+        }
+
+        /** The variables for {@code ${VAR}} and the env overrides; pass {@code System.getenv()} in main. */
+        public Builder environment(Map<String, String> env) {
+            this.environment = Map.copyOf(env);
+            return this;
+        }
+
+        public Builder overrides(ConfigOverrides overrides) {
+            this.overrides = overrides;
+            return this;
+        }
+
+        public Builder searchPath(ConfigSearchPath searchPath) {
+            this.searchPath = searchPath;
+            return this;
+        }
+
+        /** Registers the owner of {@code dynamo.<section.key()>}; keys must be unique and not {@code enabled}. */
+        public Builder dynamoSection(DynamoSection<?> section) {
+            Set<String> keys = new HashSet<>();
+            sections.forEach(s -> keys.add(s.key()));
+            if (section.key().equals("enabled") || !keys.add(section.key())) {
+                throw new IllegalArgumentException("dynamo section key: " + Problems.render(section.key())
+                        + " (expected: unique and not \"enabled\")");
+            }
+            sections.add(section);
+            return this;
+        }
+
+        public Builder dynamoSections(List<? extends DynamoSection<?>> all) {
+            all.forEach(this::dynamoSection);
+            return this;
+        }
+
+        /** Decides which API keys have expired (for the blocking-mode warning). */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        public ConfigLoader build() {
+            return new ConfigLoader(this);
+        }
+    }
+}

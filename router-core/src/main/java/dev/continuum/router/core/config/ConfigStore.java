@@ -1,0 +1,252 @@
+package dev.continuum.router.core.config;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Holds the running {@link RouterConfig} and replaces it on reload. Readers call {@link #current()},
+ * a plain read of an atomic reference (no lock). Reloads are serialized: each re-reads the file the
+ * store started from, validates it completely, and then
+ * <ul>
+ *   <li>refuses it when there is any error: every error is logged, the running config stays, the
+ *       result is {@code failure};</li>
+ *   <li>does nothing when nothing changed ({@code unchanged}), including when only restart-only
+ *       fields changed;</li>
+ *   <li>otherwise swaps it in and notifies the listeners ({@code success}).</li>
+ * </ul>
+ * <b>Effective-config rule:</b> fields whose {@link ReloadClass} is {@code PROCESS_RESTART}
+ * ({@code server.bind_address}, {@code server.socket_mode}, {@code server.workers}) keep their running
+ * values in the swapped-in config, with a warning that a restart is needed, so what
+ * {@link #current()} reports is always what is running.
+ *
+ * <p>Counts {@code continuum_config_reloads_total{result}} (success, failure, unchanged).
+ * {@link #startWatching()} reloads on file changes; SIGHUP and {@code POST /admin/config/reload}
+ * call {@link #reload(String)}.
+ */
+public final class ConfigStore implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ConfigStore.class);
+    public static final String RELOADS_METER = "continuum.config.reloads";
+    public static final Duration DEFAULT_DEBOUNCE = Duration.ofMillis(500);
+
+    /** Ends a subscription. */
+    public interface Subscription extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    private final ConfigLoader loader;
+    private final @Nullable Path file;
+    private final LoadResult startup;
+    private final AtomicReference<RouterConfig> current;
+    private final List<ConfigListener> listeners = new CopyOnWriteArrayList<>();
+    private final ReentrantLock reloadLock = new ReentrantLock();
+    private final Map<ReloadResult.Outcome, Counter> reloads = new EnumMap<>(ReloadResult.Outcome.class);
+    private final Duration debounce;
+    private final Clock clock;
+    private final Object watcherLock = new Object();
+    private @Nullable ConfigFileWatcher watcher;
+    private boolean closed;
+
+    private ConfigStore(Builder b, LoadResult startup) {
+        this.loader = b.loader;
+        this.startup = startup;
+        this.file = startup.source();
+        this.current = new AtomicReference<>(startup.orThrow());
+        this.debounce = b.debounce;
+        this.clock = b.clock;
+        for (ReloadResult.Outcome o : ReloadResult.Outcome.values()) {
+            reloads.put(o, Counter.builder(RELOADS_METER)
+                    .description("Config reload attempts by result")
+                    .tag("result", o.label())
+                    .register(b.registry));
+        }
+    }
+
+    public static Builder builder(ConfigLoader loader) {
+        return new Builder(loader);
+    }
+
+    /** The running config. Lock-free; safe from any thread, including event loops. */
+    public RouterConfig current() {
+        return current.get();
+    }
+
+    /** The load that started the store (for its warnings at startup). */
+    public LoadResult startupResult() {
+        return startup;
+    }
+
+    /** The file reloads read, or null when the store started from built-in defaults. */
+    public @Nullable Path file() {
+        return file;
+    }
+
+    public ConfigRenderer renderer() {
+        return loader.renderer();
+    }
+
+    public Subscription subscribe(ConfigListener listener) {
+        listeners.add(listener);
+        return () -> listeners.remove(listener);
+    }
+
+    /** Re-reads and applies the config; never throws for a bad file (that is a {@code failure} result). */
+    public ReloadResult reload(String trigger) {
+        reloadLock.lock();
+        try {
+            return reloadLocked(trigger);
+        } finally {
+            reloadLock.unlock();
+        }
+    }
+
+    private ReloadResult reloadLocked(String trigger) {
+        LoadResult loaded = file != null ? loader.load(file) : loader.load();
+        if (!loaded.ok()) {
+            List<String> lines = loaded.report();
+            log.error("config reload ({}) refused; keeping the running config:\n  {}", trigger,
+                    String.join("\n  ", lines));
+            return finish(ReloadResult.Outcome.FAILURE, trigger, loaded.errors(), loaded.warnings(), ReloadPlan.empty());
+        }
+        RouterConfig running = current.get();
+        RouterConfig candidate = loaded.config();
+        ReloadPlan plan = ReloadPlanner.plan(running, candidate, loader.dynamoSections());
+        List<Problem> warnings = new ArrayList<>(loaded.warnings());
+        for (ReloadPlan.Change c : plan.pendingRestart()) {
+            warnings.add(new Problem(Problem.Severity.WARNING, c.section(),
+                    "changed; restart the process to apply it (the running value stays until then)"));
+        }
+        warnings.forEach(w -> log.warn("config reload ({}): {}", trigger, w));
+        RouterConfig effective = ReloadPlanner.effective(running, candidate);
+        if (effective.equals(running)) {
+            return finish(ReloadResult.Outcome.UNCHANGED, trigger, List.of(), warnings, plan);
+        }
+        current.set(effective);
+        log.info("config reloaded ({}): {}", trigger, plan.changes());
+        for (ConfigListener listener : listeners) {
+            try {
+                listener.onReload(running, effective, plan);
+            } catch (RuntimeException e) {
+                log.error("config listener {} failed; the new config stays applied", listener, e);
+            }
+        }
+        return finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
+    }
+
+    private ReloadResult finish(ReloadResult.Outcome outcome, String trigger, List<Problem> errors,
+                                List<Problem> warnings, ReloadPlan plan) {
+        reloads.get(outcome).increment();
+        return new ReloadResult(outcome, trigger, clock.instant(), errors, warnings, plan);
+    }
+
+    /**
+     * Starts watching the config file and {@code api_keys_file} (their directories), reloading with
+     * trigger {@code file-watch} after a quiet period of the debounce. Idempotent; does nothing when
+     * the store has no file.
+     */
+    public ConfigStore startWatching() {
+        synchronized (watcherLock) {
+            if (closed) {
+                throw new IllegalStateException("config store is closed");
+            }
+            if (watcher != null || file == null) {
+                return this;
+            }
+            try {
+                watcher = new ConfigFileWatcher(this::watchedFiles, debounce, () -> reload("file-watch"));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot watch " + file, e);
+            }
+            watcher.start();
+            return this;
+        }
+    }
+
+    private Set<Path> watchedFiles() {
+        Set<Path> files = new LinkedHashSet<>();
+        if (file != null) {
+            files.add(file);
+        }
+        Path keys = current.get().apiKeys().apiKeysFile();
+        if (keys != null) {
+            files.add(keys);
+        }
+        return files;
+    }
+
+    /** Stops the watcher thread (if any). Idempotent. */
+    @Override
+    public void close() {
+        ConfigFileWatcher w;
+        synchronized (watcherLock) {
+            closed = true;
+            w = watcher;
+            watcher = null;
+        }
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    public static final class Builder {
+        private final ConfigLoader loader;
+        private MeterRegistry registry = new SimpleMeterRegistry();
+        private Duration debounce = DEFAULT_DEBOUNCE;
+        private Clock clock = Clock.systemUTC();
+        private @Nullable LoadResult initial;
+
+        private Builder(ConfigLoader loader) {
+            this.loader = loader;
+        }
+
+        /** Where {@code continuum_config_reloads_total} is registered. */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.registry = registry;
+            return this;
+        }
+
+        /** The quiet period after a file event before reloading (default 500ms). */
+        public Builder debounce(Duration debounce) {
+            if (debounce.isNegative()) {
+                throw new IllegalArgumentException("debounce: " + debounce + " (expected: >= 0)");
+            }
+            this.debounce = debounce;
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Starts from this (already done) load instead of loading again. */
+        public Builder initial(LoadResult result) {
+            this.initial = result;
+            return this;
+        }
+
+        /** Loads the config (unless given) and builds the store; throws {@link ConfigException} if it is invalid. */
+        public ConfigStore build() {
+            LoadResult startup = initial != null ? initial : loader.load();
+            return new ConfigStore(this, startup);
+        }
+    }
+}

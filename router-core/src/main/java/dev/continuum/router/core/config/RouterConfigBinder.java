@@ -1,0 +1,51 @@
+package dev.continuum.router.core.config;
+
+import dev.continuum.router.core.config.internal.TreeNode;
+import java.nio.file.Path;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Binds a whole document: every section in one pass (bad values reported and replaced by defaults so
+ * later sections are still checked), then the cross-section checks, then the unknown-key warnings.
+ */
+final class RouterConfigBinder {
+    static final String NO_EFFECT = "accepted for compatibility; has no effect in this build";
+    /** Sections of the Rust router that this build reads without acting on them. */
+    static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "global_prompts",
+            "tracing", "cors", "caching", "fallback", "kv_cache_index", "files", "acp", "smart_routing",
+            "guardrails");
+
+    private RouterConfigBinder() {
+    }
+
+    /** Always returns a config; it is only valid when {@code ctx.problems} has no error. */
+    static RouterConfig bind(TreeNode root, BindContext ctx, @Nullable Path source) {
+        for (String key : COMPATIBILITY_SECTIONS) {
+            ConfigNode section = root.get(key);
+            if (section.isPresent()) {
+                section.markUsed();
+                section.warning(NO_EFFECT);
+            }
+        }
+        ServerConfig server = ServerBinder.bind(root.get("server"));
+        List<BackendConfig> backends = BackendsBinder.bind(root.get("backends"), ctx.backendPaths);
+        SelectionStrategy strategy = MiscBinders.selectionStrategy(root.get("selection_strategy"));
+        HealthCheckConfig health = PolicyBinders.healthChecks(root.get("health_checks"));
+        CircuitBreakerConfig breaker = PolicyBinders.circuitBreaker(root.get("circuit_breaker"));
+        RetryConfig retry = PolicyBinders.retry(root.get("retry"));
+        RateLimitingConfig rateLimiting = PolicyBinders.rateLimiting(root.get("rate_limiting"));
+        ApiKeysConfig apiKeys = ApiKeysBinder.bind(root.get("api_keys"), ctx);
+        AdminConfig admin = AdminBinder.bind(root.get("admin"));
+        DisaggregatedServingConfig disaggregated = MiscBinders.disaggregatedServing(root.get("disaggregated_serving"));
+        LoggingConfig logging = MiscBinders.logging(root.get("logging"));
+        MetricsConfig metrics = MiscBinders.metrics(root.get("metrics"));
+        DynamoConfig dynamo = DynamoBinder.bind(root.get("dynamo"), ctx);
+        RouterConfig config = new RouterConfig(server, backends, strategy, health, breaker, retry, rateLimiting,
+                apiKeys, admin, disaggregated, logging, metrics, dynamo, source);
+        CrossChecks.run(config, ctx);
+        root.reportUnknownKeys();
+        ctx.extraRoots.forEach(TreeNode::reportUnknownKeys);
+        return config;
+    }
+}

@@ -1,0 +1,13 @@
+package dev.continuum.router.core.http;
+
+import io.netty.handler.codec.http.HttpMethod;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Passed down the pipeline in place of a request that a guard refused (413, 414, 431, 400), so
+ * the request handler answers it in order after any request still in flight, then closes.
+ *
+ * @param method the request's method when it was decoded, else null
+ */
+record RejectedRequest(int status, @Nullable HttpMethod method) {
+}

@@ -1,0 +1,46 @@
+package dev.continuum.router.core.metrics;
+
+/**
+ * The {@code endpoint} label: a route template from this closed set, never the client's path.
+ * Local routes map to the template they were registered under when it is one of these, else
+ * {@link #OTHER}.
+ */
+public enum Endpoint {
+    CHAT_COMPLETIONS("/v1/chat/completions"),
+    COMPLETIONS("/v1/completions"),
+    MODELS("/v1/models"),
+    HEALTH("/health"),
+    HEALTHZ("/healthz"),
+    METRICS("/metrics"),
+    ADMIN("/admin"),
+    OTHER("other");
+
+    private final String label;
+
+    Endpoint(String label) {
+        this.label = label;
+    }
+
+    public String label() {
+        return label;
+    }
+
+    /**
+     * The label of a local route registered at {@code pathOrPrefix}; {@code metricsPath} is the
+     * configured metrics endpoint (it may differ from {@code /metrics}).
+     */
+    public static Endpoint forLocalRoute(String pathOrPrefix, String metricsPath) {
+        if (pathOrPrefix.equals(metricsPath) || pathOrPrefix.equals("/metrics")) {
+            return METRICS;
+        }
+        if (pathOrPrefix.equals("/admin") || pathOrPrefix.startsWith("/admin/")) {
+            return ADMIN;
+        }
+        for (Endpoint e : values()) {
+            if (e != OTHER && e.label.equals(pathOrPrefix)) {
+                return e;
+            }
+        }
+        return OTHER;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.continuum.router.core.http;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+
+/** Hand-written HTTP/1.1 over a plain socket, for what the JDK client will not send. */
+final class RawHttp {
+    private RawHttp() {
+    }
+
+    /** Sends {@code request} and reads until the server closes (or {@code timeoutMillis} of silence). */
+    static String exchange(int port, String request, int timeoutMillis) throws IOException {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(timeoutMillis);
+            OutputStream out = s.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            return readAll(s.getInputStream());
+        }
+    }
+
+    static String readAll(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        byte[] b = new byte[8192];
+        try {
+            int n;
+            while ((n = in.read(b)) >= 0) {
+                buf.write(b, 0, n);
+            }
+        } catch (SocketTimeoutException e) {
+            // silence: return what arrived
+        } catch (IOException e) {
+            if (buf.size() == 0) {
+                throw e;
+            }
+        }
+        return buf.toString(StandardCharsets.ISO_8859_1);
+    }
+}
