@@ -1,6 +1,7 @@
 package dev.continuum.router.discovery;
 
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /** Where the fleet is read from ({@code dynamo.discovery.source}). */
 public enum DiscoverySourceKind {
@@ -28,6 +29,11 @@ public enum DiscoverySourceKind {
     /** Which signals workers found by this source can carry. */
     public Signals signals() {
         return signals;
+    }
+
+    /** For config parsers that take a nullable lookup. */
+    public static @Nullable DiscoverySourceKind fromConfigNameOrNull(String name) {
+        return fromConfigName(name).orElse(null);
     }
 
     public static Optional<DiscoverySourceKind> fromConfigName(String name) {

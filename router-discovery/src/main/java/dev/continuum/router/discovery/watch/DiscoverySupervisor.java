@@ -2,6 +2,8 @@ package dev.continuum.router.discovery.watch;
 
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
+import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
+import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -12,7 +14,7 @@ import java.util.function.LongSupplier;
 
 /**
  * Owns discovery's lifecycle: starts the watcher for the live settings, applies reloads without a process
- * restart (replacing the watcher only as far as the change requires, see {@link ReloadPlan}), and stops it.
+ * restart (replacing the watcher only as far as the change requires, see {@link DiscoveryReloadPlan}), and stops it.
  * The {@link #registry()} exists from construction and is always readable, also while discovery is off.
  *
  * <pre>{@code
@@ -44,7 +46,7 @@ public interface DiscoverySupervisor extends AutoCloseable {
      * Applies new settings. Before {@link #start} they are only remembered (a reload published during startup
      * is applied by start). Returns what was done.
      */
-    ReloadPlan reload(boolean enabled, DiscoveryConfig config);
+    DiscoveryReloadPlan reload(boolean enabled, DiscoveryConfig config);
 
     /** Stops the watcher (within {@link #STOP_GRACE}); idempotent. The registry stays readable. */
     @Override

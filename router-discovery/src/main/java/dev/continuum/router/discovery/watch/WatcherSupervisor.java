@@ -6,6 +6,8 @@ import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
+import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
+import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.metrics.DiscoveryMetrics;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import dev.continuum.router.discovery.reducer.DiscoveryReducer;
@@ -72,8 +74,8 @@ final class WatcherSupervisor implements DiscoverySupervisor {
     }
 
     @Override
-    public synchronized ReloadPlan reload(boolean newEnabled, DiscoveryConfig newConfig) {
-        ReloadPlan plan = ReloadPlan.of(enabled, config, newEnabled, newConfig);
+    public synchronized DiscoveryReloadPlan reload(boolean newEnabled, DiscoveryConfig newConfig) {
+        DiscoveryReloadPlan plan = DiscoveryReloadPlan.of(enabled, config, newEnabled, newConfig);
         if (!started || closed) {
             enabled = newEnabled;
             config = newConfig;

@@ -8,6 +8,8 @@ import static org.awaitility.Awaitility.await;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.config.BackoffConfig;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
+import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
+import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.config.EtcdConfig;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.source.WatchSource;
@@ -74,7 +76,7 @@ class DiscoverySupervisorTest {
     @Test
     void enablingByReloadStartsAWatcherAndCountsARestart() {
         supervisor.start(false, ONE);
-        ReloadPlan plan = supervisor.reload(true, ONE);
+        DiscoveryReloadPlan plan = supervisor.reload(true, ONE);
         assertThat(plan.reason()).isEqualTo(RestartReason.ENABLED);
         awaitSource(1).thenSeed(List.of(worker("dynamo", 1)));
         await().until(() -> workers().equals(List.of("dynamo/1")));
@@ -87,7 +89,7 @@ class DiscoverySupervisorTest {
         supervisor.start(true, ONE);
         ScriptedSource source = awaitSource(1).thenSeed(List.of(worker("dynamo", 1)));
         var pass = source.awaitPass(1);
-        assertThat(supervisor.reload(false, ONE).action()).isEqualTo(ReloadPlan.Action.STOP);
+        assertThat(supervisor.reload(false, ONE).action()).isEqualTo(DiscoveryReloadPlan.Action.STOP);
         assertThat(pass.closed).isTrue();
         assertThat(supervisor.registry().isEnabled()).isFalse();
         assertThat(supervisor.registry().snapshot().workers()).isEmpty();

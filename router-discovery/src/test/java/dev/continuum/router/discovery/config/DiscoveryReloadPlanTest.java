@@ -1,15 +1,9 @@
-package dev.continuum.router.discovery.watch;
+package dev.continuum.router.discovery.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.Secret;
-import dev.continuum.router.discovery.config.BackoffConfig;
-import dev.continuum.router.discovery.config.DiscoveryConfig;
-import dev.continuum.router.discovery.config.EtcdAuthConfig;
-import dev.continuum.router.discovery.config.EtcdConfig;
-import dev.continuum.router.discovery.config.EtcdTlsConfig;
-import dev.continuum.router.discovery.config.FileStoreConfig;
-import dev.continuum.router.discovery.watch.ReloadPlan.Action;
+import dev.continuum.router.discovery.config.DiscoveryReloadPlan.Action;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -22,7 +16,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 @Timeout(10)
-class ReloadPlanTest {
+class DiscoveryReloadPlanTest {
     private static final EtcdConfig ETCD = EtcdConfig.defaults().withEndpoints(List.of("http://etcd-0:2379"));
     private static final DiscoveryConfig BASE = DiscoveryConfig.etcd(ETCD);
     private static final DiscoveryConfig MULTI = DiscoveryConfig.etcd(ETCD.withNamespaces("dynamo", List.of("prod", "canary")));
@@ -72,21 +66,21 @@ class ReloadPlanTest {
     @MethodSource("etcdChanges")
     void etcdChangesReplaceTheWatcherOnlyAsFarAsNeeded(String description, DiscoveryConfig before,
                                                        DiscoveryConfig after, Action action, RestartReason reason) {
-        assertThat(ReloadPlan.of(true, before, true, after)).isEqualTo(new ReloadPlan(action, reason));
+        assertThat(DiscoveryReloadPlan.of(true, before, true, after)).isEqualTo(new DiscoveryReloadPlan(action, reason));
     }
 
     @Test
     void switchingOnStartsWithReasonEnabledAndSwitchingOffStops() {
-        assertThat(ReloadPlan.of(false, BASE, true, BASE)).isEqualTo(new ReloadPlan(Action.REPLACE_RESETTING,
+        assertThat(DiscoveryReloadPlan.of(false, BASE, true, BASE)).isEqualTo(new DiscoveryReloadPlan(Action.REPLACE_RESETTING,
                 RestartReason.ENABLED));
-        assertThat(ReloadPlan.of(true, BASE, false, BASE)).isEqualTo(new ReloadPlan(Action.STOP, null));
-        assertThat(ReloadPlan.of(false, BASE, false, MULTI)).isEqualTo(new ReloadPlan(Action.NOTHING, null));
+        assertThat(DiscoveryReloadPlan.of(true, BASE, false, BASE)).isEqualTo(new DiscoveryReloadPlan(Action.STOP, null));
+        assertThat(DiscoveryReloadPlan.of(false, BASE, false, MULTI)).isEqualTo(new DiscoveryReloadPlan(Action.NOTHING, null));
     }
 
     @Test
     void switchingTheSourceResets() {
         DiscoveryConfig file = DiscoveryConfig.file(FileStoreConfig.defaults(java.util.Map.of()));
-        assertThat(ReloadPlan.of(true, BASE, true, file)).isEqualTo(new ReloadPlan(Action.REPLACE_RESETTING,
+        assertThat(DiscoveryReloadPlan.of(true, BASE, true, file)).isEqualTo(new DiscoveryReloadPlan(Action.REPLACE_RESETTING,
                 RestartReason.SOURCE));
     }
 
@@ -95,17 +89,17 @@ class ReloadPlanTest {
         FileStoreConfig f = new FileStoreConfig(Path.of("/kv"), "dynamo", List.of(), Duration.ofSeconds(10),
                 Duration.ofSeconds(1));
         DiscoveryConfig before = DiscoveryConfig.file(f);
-        assertThat(ReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(Path.of("/other"),
-                "dynamo", List.of(), f.ttl(), f.rescanInterval())))).isEqualTo(new ReloadPlan(Action.REPLACE_RESETTING,
+        assertThat(DiscoveryReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(Path.of("/other"),
+                "dynamo", List.of(), f.ttl(), f.rescanInterval())))).isEqualTo(new DiscoveryReloadPlan(Action.REPLACE_RESETTING,
                 RestartReason.CONNECTION));
-        assertThat(ReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(f.root(), "dynamo",
-                List.of(), Duration.ofSeconds(20), f.rescanInterval())))).isEqualTo(new ReloadPlan(
+        assertThat(DiscoveryReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(f.root(), "dynamo",
+                List.of(), Duration.ofSeconds(20), f.rescanInterval())))).isEqualTo(new DiscoveryReloadPlan(
                 Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.OTHER));
-        assertThat(ReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(f.root(), "prod",
-                List.of(), f.ttl(), f.rescanInterval())))).isEqualTo(new ReloadPlan(Action.REPLACE_RESETTING,
+        assertThat(DiscoveryReloadPlan.of(true, before, true, DiscoveryConfig.file(new FileStoreConfig(f.root(), "prod",
+                List.of(), f.ttl(), f.rescanInterval())))).isEqualTo(new DiscoveryReloadPlan(Action.REPLACE_RESETTING,
                 RestartReason.NAMESPACE));
         // While the file store is active, edits of the etcd section change nothing.
         DiscoveryConfig etcdEdited = new DiscoveryConfig(before.source(), ETCD.withEndpoints(List.of("http://z:1")), f);
-        assertThat(ReloadPlan.of(true, before, true, etcdEdited)).isEqualTo(new ReloadPlan(Action.NOTHING, null));
+        assertThat(DiscoveryReloadPlan.of(true, before, true, etcdEdited)).isEqualTo(new DiscoveryReloadPlan(Action.NOTHING, null));
     }
 }

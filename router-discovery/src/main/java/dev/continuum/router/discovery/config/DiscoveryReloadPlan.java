@@ -1,9 +1,6 @@
-package dev.continuum.router.discovery.watch;
+package dev.continuum.router.discovery.config;
 
 import dev.continuum.router.discovery.DiscoverySourceKind;
-import dev.continuum.router.discovery.config.DiscoveryConfig;
-import dev.continuum.router.discovery.config.EtcdConfig;
-import dev.continuum.router.discovery.config.FileStoreConfig;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -17,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * @param action what happens to the watcher and the registry
  * @param reason the restart reason, null when nothing restarts (or discovery stops)
  */
-public record ReloadPlan(Action action, @Nullable RestartReason reason) {
+public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason) {
     /** From cheapest to dearest. */
     public enum Action {
         /** Nothing running changes (the new settings are remembered). */
@@ -32,18 +29,18 @@ public record ReloadPlan(Action action, @Nullable RestartReason reason) {
         REPLACE_RESETTING
     }
 
-    static final ReloadPlan NOTHING = new ReloadPlan(Action.NOTHING, null);
-    static final ReloadPlan STOP = new ReloadPlan(Action.STOP, null);
+    public static final DiscoveryReloadPlan NOTHING = new DiscoveryReloadPlan(Action.NOTHING, null);
+    public static final DiscoveryReloadPlan STOP = new DiscoveryReloadPlan(Action.STOP, null);
 
-    public static ReloadPlan of(boolean wasEnabled, DiscoveryConfig before, boolean enabled, DiscoveryConfig after) {
+    public static DiscoveryReloadPlan of(boolean wasEnabled, DiscoveryConfig before, boolean enabled, DiscoveryConfig after) {
         if (!enabled) {
             return wasEnabled ? STOP : NOTHING;
         }
         if (!wasEnabled) {
-            return new ReloadPlan(Action.REPLACE_RESETTING, RestartReason.ENABLED);
+            return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.ENABLED);
         }
         if (before.source() != after.source()) {
-            return new ReloadPlan(Action.REPLACE_RESETTING, RestartReason.SOURCE);
+            return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.SOURCE);
         }
         boolean connection;
         boolean other;
@@ -60,17 +57,17 @@ public record ReloadPlan(Action action, @Nullable RestartReason reason) {
             other = false;
         }
         if (connection) {
-            return new ReloadPlan(Action.REPLACE_RESETTING, RestartReason.CONNECTION);
+            return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.CONNECTION);
         }
-        ReloadPlan namespaces = namespacesPlan(before, after);
+        DiscoveryReloadPlan namespaces = namespacesPlan(before, after);
         if (namespaces != null) {
             return namespaces;
         }
         if (!before.backoff().equals(after.backoff())) {
-            return new ReloadPlan(Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.BACKOFF);
+            return new DiscoveryReloadPlan(Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.BACKOFF);
         }
         if (other) {
-            return new ReloadPlan(Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.OTHER);
+            return new DiscoveryReloadPlan(Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.OTHER);
         }
         return NOTHING;
     }
@@ -79,7 +76,7 @@ public record ReloadPlan(Action action, @Nullable RestartReason reason) {
      * A scalar {@code namespace} edit resets; a {@code namespaces} list edit that keeps some namespaces prunes
      * the removed ones and keeps the rest routable.
      */
-    private static @Nullable ReloadPlan namespacesPlan(DiscoveryConfig before, DiscoveryConfig after) {
+    private static @Nullable DiscoveryReloadPlan namespacesPlan(DiscoveryConfig before, DiscoveryConfig after) {
         List<String> was = before.namespaces();
         List<String> now = after.namespaces();
         if (was.equals(now)) {
@@ -89,9 +86,9 @@ public record ReloadPlan(Action action, @Nullable RestartReason reason) {
         Set<String> kept = new HashSet<>(was);
         kept.retainAll(now);
         if (!listForm || kept.isEmpty()) {
-            return new ReloadPlan(Action.REPLACE_RESETTING, RestartReason.NAMESPACE);
+            return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.NAMESPACE);
         }
-        return new ReloadPlan(Action.REPLACE_PRUNING, RestartReason.NAMESPACES);
+        return new DiscoveryReloadPlan(Action.REPLACE_PRUNING, RestartReason.NAMESPACES);
     }
 
     private static boolean usesList(DiscoveryConfig config) {

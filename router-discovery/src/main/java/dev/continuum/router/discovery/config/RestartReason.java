@@ -1,4 +1,4 @@
-package dev.continuum.router.discovery.watch;
+package dev.continuum.router.discovery.config;
 
 /** Why the supervisor replaced the watcher; logged at info with {@code kind="restart"} counted. */
 public enum RestartReason {
