@@ -28,43 +28,50 @@ final class MixedNamespaceWarnings {
 
     private final Set<Pair> mixed = new HashSet<>();
 
-    /** Logs the warnings for {@code fleet} and returns the lines logged (for tests). */
+    /**
+     * Logs the warnings for {@code fleet} and returns the lines logged (for tests). One pass over the workers
+     * collecting a role bit mask per pair; counts are gathered only for pairs that newly became mixed.
+     */
     List<String> check(FleetView fleet) {
-        Map<Pair, EnumMap<WorkerRole, Integer>> rolesByPair = new LinkedHashMap<>();
+        Map<Pair, int[]> rolesByPair = new LinkedHashMap<>();
+        String lastNamespace = null;
+        String lastModel = null;
+        int[] lastMask = null;
         for (DynamoWorker worker : fleet.workers()) {
             String model = worker.model();
             if (model == null || worker.role() == WorkerRole.UNKNOWN) {
                 continue;
             }
-            rolesByPair.computeIfAbsent(new Pair(worker.namespace(), model), p -> new EnumMap<>(WorkerRole.class))
-                    .merge(worker.role(), 1, Integer::sum);
+            // Workers come sorted by namespace; neighbours often share a model, so skip the map lookup then.
+            if (lastMask == null || !model.equals(lastModel) || !worker.namespace().equals(lastNamespace)) {
+                lastNamespace = worker.namespace();
+                lastModel = model;
+                lastMask = rolesByPair.computeIfAbsent(new Pair(lastNamespace, model), p -> new int[1]);
+            }
+            lastMask[0] |= 1 << worker.role().ordinal();
         }
         Set<Pair> nowMixed = new HashSet<>();
-        List<String> lines = new ArrayList<>();
-        int suppressed = 0;
-        for (Map.Entry<Pair, EnumMap<WorkerRole, Integer>> entry : rolesByPair.entrySet()) {
-            EnumMap<WorkerRole, Integer> roles = entry.getValue();
-            boolean isMixed = roles.containsKey(WorkerRole.AGGREGATED)
-                    && (roles.containsKey(WorkerRole.PREFILL) || roles.containsKey(WorkerRole.DECODE));
-            if (!isMixed) {
-                continue;
-            }
-            Pair pair = entry.getKey();
-            nowMixed.add(pair);
-            if (mixed.contains(pair)) {
-                continue;
-            }
-            if (lines.size() < MAX_PAIRS_PER_PUBLISH) {
-                lines.add("Dynamo namespace '" + pair.namespace() + "' serves model '" + pair.model()
-                        + "' from aggregated workers beside prefill/decode workers (" + counts(roles)
-                        + "); a direct-mode frontend cannot serve this fleet as one model");
-            } else {
-                suppressed++;
+        List<Pair> newlyMixed = new ArrayList<>();
+        int aggregated = 1 << WorkerRole.AGGREGATED.ordinal();
+        int disaggregated = 1 << WorkerRole.PREFILL.ordinal() | 1 << WorkerRole.DECODE.ordinal();
+        for (Map.Entry<Pair, int[]> entry : rolesByPair.entrySet()) {
+            int mask = entry.getValue()[0];
+            if ((mask & aggregated) != 0 && (mask & disaggregated) != 0) {
+                nowMixed.add(entry.getKey());
+                if (!mixed.contains(entry.getKey())) {
+                    newlyMixed.add(entry.getKey());
+                }
             }
         }
-        if (suppressed > 0) {
-            lines.add(suppressed + " more (namespace, model) pairs became mixed in this update ("
-                    + MAX_PAIRS_PER_PUBLISH + " shown)");
+        List<String> lines = new ArrayList<>();
+        for (Pair pair : newlyMixed.subList(0, Math.min(MAX_PAIRS_PER_PUBLISH, newlyMixed.size()))) {
+            lines.add("Dynamo namespace '" + pair.namespace() + "' serves model '" + pair.model()
+                    + "' from aggregated workers beside prefill/decode workers (" + counts(fleet, pair)
+                    + "); a direct-mode frontend cannot serve this fleet as one model");
+        }
+        if (newlyMixed.size() > MAX_PAIRS_PER_PUBLISH) {
+            lines.add((newlyMixed.size() - MAX_PAIRS_PER_PUBLISH) + " more (namespace, model) pairs became mixed in "
+                    + "this update (" + MAX_PAIRS_PER_PUBLISH + " shown)");
         }
         mixed.clear();
         mixed.addAll(nowMixed);
@@ -77,7 +84,13 @@ final class MixedNamespaceWarnings {
         mixed.removeIf(pair -> !namespaces.contains(pair.namespace()));
     }
 
-    private static String counts(EnumMap<WorkerRole, Integer> roles) {
+    private static String counts(FleetView fleet, Pair pair) {
+        EnumMap<WorkerRole, Integer> roles = new EnumMap<>(WorkerRole.class);
+        for (DynamoWorker worker : fleet.workers()) {
+            if (worker.namespace().equals(pair.namespace()) && pair.model().equals(worker.model())) {
+                roles.merge(worker.role(), 1, Integer::sum);
+            }
+        }
         List<String> parts = new ArrayList<>();
         roles.forEach((role, count) -> parts.add(role.wireName() + "=" + count));
         return String.join(", ", parts);

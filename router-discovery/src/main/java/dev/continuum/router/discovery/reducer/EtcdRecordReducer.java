@@ -28,7 +28,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,9 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     private static final int MAX_KEYS_LOGGED = 4;
 
     private final List<String> namespaces;
-    private final Set<String> namespaceSet;
+    /** Each watched namespace to its one configured instance, so every worker shares it. */
+    private final Map<String, String> namespaceSet;
+    private final StringInterner strings;
     private final DiscoveryLimits limits;
     private final Clock clock;
     private final DiscoveryCounters counters;
@@ -62,14 +63,15 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     private final Map<CardIdentity, List<String>> cardKeys = new HashMap<>();
     private final Map<PublisherId, List<String>> channelKeys = new HashMap<>();
 
-    private final TreeMap<WorkerId, DynamoWorker> workers = new TreeMap<>();
-    private final TreeMap<PublisherId, DynamoPublisher> publishers = new TreeMap<>();
+    private final SortedList<WorkerId, DynamoWorker> workers = new SortedList<>(DynamoWorker::id);
+    private final SortedList<PublisherId, DynamoPublisher> publishers = new SortedList<>(DynamoPublisher::id);
     private @Nullable FleetView view = FleetView.empty();
 
-    // Scratch state of one apply().
-    private final Set<WorkerId> dirtyWorkers = new HashSet<>();
-    private final Set<PublisherId> dirtyPublishers = new HashSet<>();
-    private final Set<Object> touchedIdentities = new HashSet<>();
+    // Scratch state of one apply(). Replaced rather than cleared after a big resync: clearing or iterating a
+    // HashSet costs its capacity, which a 49,152-record resync grows for good.
+    private Set<WorkerId> dirtyWorkers = new HashSet<>();
+    private Set<PublisherId> dirtyPublishers = new HashSet<>();
+    private Set<Object> touchedIdentities = new HashSet<>();
     private boolean changed;
 
     // What was already logged (and counted), so a bad record that stays bad logs once.
@@ -84,7 +86,9 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     EtcdRecordReducer(List<String> namespaces, DiscoveryLimits limits, Clock clock, DiscoveryCounters counters,
                       FleetView carryOver) {
         this.namespaces = List.copyOf(namespaces);
-        this.namespaceSet = Set.copyOf(namespaces);
+        this.namespaceSet = new HashMap<>();
+        namespaces.forEach(namespace -> namespaceSet.put(namespace, namespace));
+        this.strings = new StringInterner(4096);
         this.limits = limits;
         this.clock = clock;
         this.counters = counters;
@@ -130,7 +134,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     public FleetView view() {
         FleetView current = view;
         if (current == null) {
-            current = FleetView.copyOf(workers, publishers);
+            current = FleetView.sorted(workers.snapshot(), publishers.snapshot());
             view = current;
         }
         return current;
@@ -151,7 +155,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             unhold(keyspace, key);
             return;
         }
-        RecordParser.Result result = RecordParser.parse(keyspace, namespace, key, value, limits);
+        RecordParser.Result result = RecordParser.parse(keyspace, namespace, key, value, limits, strings);
         if (result instanceof Rejected rejected) {
             reject(key, rejected.kind(), rejected.reason());
             unhold(keyspace, key);
@@ -279,7 +283,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
         String segment = rest.substring(0, slash);
         String namespace = keyspace == Keyspace.EVENT_CHANNELS ? Keyspace.decodeSegment(segment).orElse(null) : segment;
-        return namespace != null && namespaceSet.contains(namespace) ? namespace : null;
+        return namespace == null ? null : namespaceSet.get(namespace);
     }
 
     // ---- identity indexes ----
@@ -375,7 +379,17 @@ final class EtcdRecordReducer implements DiscoveryReducer {
                 LOG.info("{} {} is claimed by one record again", kind, identity);
             }
         }
-        touchedIdentities.clear();
+        touchedIdentities = fresh(touchedIdentities);
+    }
+
+    private static final int SCRATCH_CAPACITY = 64;
+
+    private static <T> Set<T> fresh(Set<T> used) {
+        if (used.size() > SCRATCH_CAPACITY) {
+            return new HashSet<>();
+        }
+        used.clear();
+        return used;
     }
 
     private static String describeKeys(List<String> keys) {
@@ -389,11 +403,11 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         for (WorkerId id : dirtyWorkers) {
             materializeWorker(id);
         }
-        dirtyWorkers.clear();
+        dirtyWorkers = fresh(dirtyWorkers);
         for (PublisherId id : dirtyPublishers) {
             materializePublisher(id);
         }
-        dirtyPublishers.clear();
+        dirtyPublishers = fresh(dirtyPublishers);
     }
 
     private void materializeWorker(WorkerId id) {
@@ -432,10 +446,10 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         DynamoWorker candidate = new DynamoWorker(id, ((Resolved) resolution).role(), endpoint.component(),
                 endpoint.endpoint(), card, firstSeen, now);
         if (existing != null && existing.sameViewAs(candidate)) {
-            workers.put(id, existing);
+            workers.put(existing);
             return;
         }
-        workers.put(id, candidate);
+        workers.put(candidate);
         changed = true;
     }
 
@@ -467,7 +481,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             if (publishers.remove(id) != null) {
                 changed = true;
             }
-        } else if (!publisher.equals(publishers.put(id, publisher))) {
+        } else if (!publisher.equals(publishers.put(publisher))) {
             changed = true;
         }
     }

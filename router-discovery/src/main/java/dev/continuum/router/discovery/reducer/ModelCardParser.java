@@ -38,7 +38,7 @@ final class ModelCardParser {
      * @param card    the {@code card_json} value; anything but an object yields an all-unknown typed subset
      * @param rawCard the card's verbatim text, already bounded by the caller (null when over the limit)
      */
-    static ModelCard parse(@Nullable JsonNode card, @Nullable String rawCard) {
+    static ModelCard parse(@Nullable JsonNode card, @Nullable String rawCard, StringInterner strings) {
         if (card == null || !card.isObject()) {
             return new ModelCard(null, null, false, null, WorkerCapacity.UNKNOWN, null, null, null,
                     CardArtifacts.NONE, null, rawCard);
@@ -61,8 +61,8 @@ final class ModelCardParser {
                 longAtLeast(runtime, "max_num_seqs", 1),
                 contextLength);
         return new ModelCard(
-                model,
-                text(card, "worker_type"),
+                strings.intern(model),
+                strings.intern(text(card, "worker_type")),
                 hasPrefillFlag(field(card, "model_type")),
                 intAtLeast(card, "kv_cache_block_size", 1),
                 capacity,

@@ -69,7 +69,8 @@ final class RecordParser {
         long end = -1;
     }
 
-    static Result parse(Keyspace keyspace, String namespace, String key, byte[] value, DiscoveryLimits limits) {
+    static Result parse(Keyspace keyspace, String namespace, String key, byte[] value, DiscoveryLimits limits,
+                        StringInterner strings) {
         Set<String> wanted = switch (keyspace) {
             case INSTANCES -> ENDPOINT_FIELDS;
             case MODEL_CARDS -> CARD_FIELDS;
@@ -84,13 +85,14 @@ final class RecordParser {
         }
         String type = text(fields.get("type"));
         return switch (keyspace) {
-            case INSTANCES -> parseEndpoint(namespace, type, fields);
-            case MODEL_CARDS -> parseCard(namespace, key, type, fields, value, span, limits);
+            case INSTANCES -> parseEndpoint(namespace, type, fields, strings);
+            case MODEL_CARDS -> parseCard(namespace, key, type, fields, value, span, limits, strings);
             case EVENT_CHANNELS -> parseChannel(namespace, key, type, fields);
         };
     }
 
-    private static Result parseEndpoint(String namespace, @Nullable String type, Map<String, JsonNode> fields) {
+    private static Result parseEndpoint(String namespace, @Nullable String type, Map<String, JsonNode> fields,
+                                        StringInterner strings) {
         if (type != null && !type.equals("Endpoint")) {
             return new Rejected(DiscoveryEventKind.MALFORMED, "record type \"" + type + "\" under v1/instances/");
         }
@@ -98,12 +100,13 @@ final class RecordParser {
         if (instanceId == null) {
             return new Rejected(DiscoveryEventKind.MALFORMED, "endpoint record without a valid instance_id");
         }
-        return new Parsed(new EndpointRecord(new WorkerId(namespace, instanceId), orEmpty(text(fields.get("component"))),
-                orEmpty(text(fields.get("endpoint")))), null);
+        return new Parsed(new EndpointRecord(new WorkerId(namespace, instanceId),
+                orEmpty(strings.intern(text(fields.get("component")))),
+                orEmpty(strings.intern(text(fields.get("endpoint"))))), null);
     }
 
     private static Result parseCard(String namespace, String key, @Nullable String type, Map<String, JsonNode> fields,
-                                    byte[] value, CardSpan span, DiscoveryLimits limits) {
+                                    byte[] value, CardSpan span, DiscoveryLimits limits, StringInterner strings) {
         if (type != null && !type.equals("Model")) {
             return new Rejected(DiscoveryEventKind.MALFORMED, "record type \"" + type + "\" under v1/mdc/");
         }
@@ -130,9 +133,11 @@ final class RecordParser {
         if (raw != null && raw.length() > limits.maxRetainedCardBytes()) {
             raw = null;
         }
-        ModelCard card = ModelCardParser.parse(cardNode, raw);
-        return new Parsed(new CardRecord(new WorkerId(namespace, instanceId), orEmpty(text(fields.get("component"))),
-                orEmpty(text(fields.get("endpoint"))), nonEmptyOrNull(text(fields.get("model_suffix"))), card), null);
+        ModelCard card = ModelCardParser.parse(cardNode, raw, strings);
+        return new Parsed(new CardRecord(new WorkerId(namespace, instanceId),
+                orEmpty(strings.intern(text(fields.get("component")))),
+                orEmpty(strings.intern(text(fields.get("endpoint")))), nonEmptyOrNull(text(fields.get("model_suffix"))),
+                card), null);
     }
 
     private static Result parseChannel(String namespace, String key, @Nullable String type,
