@@ -3,7 +3,6 @@ package dev.continuum.router.discovery.watch;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
-import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -7,7 +7,6 @@ import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
-import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.metrics.DiscoveryMetrics;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import dev.continuum.router.discovery.reducer.DiscoveryReducer;

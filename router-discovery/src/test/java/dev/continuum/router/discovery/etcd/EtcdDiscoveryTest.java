@@ -1,23 +1,33 @@
 package dev.continuum.router.discovery.etcd;
 
+import static dev.continuum.router.testing.DynamoRecords.card;
+import static dev.continuum.router.testing.DynamoRecords.cardKey;
 import static dev.continuum.router.testing.DynamoRecords.channel;
 import static dev.continuum.router.testing.DynamoRecords.channelKey;
 import static dev.continuum.router.testing.DynamoRecords.endpoint;
 import static dev.continuum.router.testing.DynamoRecords.endpointKey;
+import static dev.continuum.router.testing.DynamoRecords.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.DynamoWorker;
+import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.config.BackoffConfig;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.EtcdConfig;
+import dev.continuum.router.discovery.reducer.DiscoveryEvent;
+import dev.continuum.router.discovery.reducer.DiscoveryReducer;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.testing.EtcdExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -97,7 +107,7 @@ class EtcdDiscoveryTest {
                 .withBackoff(new BackoffConfig(Duration.ofMillis(50), Duration.ofMillis(200)));
         // Between the range gets and the watches of the first pass, the fleet changes and etcd compacts
         // past the range revision: the watches start from a compacted revision.
-        var compactedOnce = new java.util.concurrent.atomic.AtomicBoolean();
+        var compactedOnce = new AtomicBoolean();
         supervisor = DiscoverySupervisor.builder().meterRegistry(meters).sourceFactory((c, counters) ->
                 new EtcdWatchSource(c.etcd(), e -> new CompactingReader(EtcdReader.connect(e), () -> {
                     if (compactedOnce.compareAndSet(false, true)) {
@@ -142,6 +152,58 @@ class EtcdDiscoveryTest {
         await().until(() -> registry.snapshot().connected() && registry.snapshot().worker(ns, 1).isPresent());
         supervisor.close();
         assertThat(etcd.revision()).isEqualTo(before);
+    }
+
+    @Test
+    void theRealEtcdPathReachesTheSameViewAsThePureReducerAcrossSeveralNamespaces() throws Exception {
+        List<String> namespaces = List.of("prod", "ns.one");
+        List<DiscoveryEvent> script = new ArrayList<>();
+        for (String ns : namespaces) {
+            for (long id = 1; id <= 5; id++) {
+                String component = id % 2 == 0 ? "decode" : "prefill";
+                script.add(DiscoveryEvent.Put.of(
+                        endpointKey(ns, component, "generate", id), endpoint(ns, component, "generate", id)));
+                script.add(DiscoveryEvent.Put.of(
+                        cardKey(ns, component, "generate", id),
+                        model(ns, component, "generate", id,
+                                card("m-" + ns, component))));
+                script.add(DiscoveryEvent.Put.of(
+                        channelKey(ns, component, "generate", "kv_metrics", 100 + id),
+                        channel(ns, component, "generate", "kv_metrics", 100 + id, "tcp://10.0.0.1:" + (4000 + id))));
+            }
+            script.add(new DiscoveryEvent.Delete(
+                    endpointKey(ns, "decode", "generate", 4)));
+        }
+        // A namespace that is not watched must not leak in.
+        etcd.put(endpointKey("other", "decode", "generate", 9), endpoint("other", "decode", "generate", 9));
+
+        EtcdConfig config = EtcdConfig.defaults().withEndpoints(List.of(etcd.endpoint())).withNamespaces("dynamo", namespaces);
+        supervisor = DiscoverySupervisor.builder().meterRegistry(meters).build();
+        supervisor.start(true, DiscoveryConfig.etcd(config));
+        DynamoRegistry registry = supervisor.registry();
+        await().until(() -> registry.snapshot().connected());
+        for (var event : script) {
+            if (event instanceof DiscoveryEvent.Put put) {
+                etcd.put(put.key(), new String(put.value(), StandardCharsets.UTF_8));
+            } else {
+                etcd.delete(((DiscoveryEvent.Delete) event).key());
+            }
+        }
+        var reducer = DiscoveryReducer.create(namespaces,
+                Clock.systemUTC(), DiscoveryCounters.NONE);
+        reducer.applyAll(script);
+        List<String> expected = describe(reducer.view());
+        await().atMost(Duration.ofSeconds(10)).until(() -> describe(registry.snapshot().fleet()).equals(expected));
+        assertThat(registry.snapshot().workers()).hasSize(8);
+        assertThat(registry.snapshot().publishers()).hasSize(10);
+    }
+
+    /** Everything but the timestamps, which differ between the two paths by construction. */
+    private static List<String> describe(FleetView view) {
+        List<String> lines = new ArrayList<>();
+        view.workers().forEach(w -> lines.add(w.id() + " " + w.role() + " " + w.component() + " " + w.card()));
+        view.publishers().forEach(p -> lines.add(p.id() + " " + p.topic() + " " + p.component() + " " + p.address()));
+        return lines;
     }
 
     /** Runs a hook before the first watch is opened, then reads and watches through the real reader. */

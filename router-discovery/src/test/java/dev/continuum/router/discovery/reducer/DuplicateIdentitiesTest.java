@@ -1,7 +1,6 @@
 package dev.continuum.router.discovery.reducer;
 
 import static dev.continuum.router.testing.DynamoRecords.card;
-import static dev.continuum.router.testing.DynamoRecords.cardKey;
 import static dev.continuum.router.testing.DynamoRecords.channel;
 import static dev.continuum.router.testing.DynamoRecords.channelKey;
 import static dev.continuum.router.testing.DynamoRecords.endpoint;
