@@ -17,11 +17,12 @@ import java.util.function.LongSupplier;
  * The {@link #registry()} exists from construction and is always readable, also while discovery is off.
  *
  * <pre>{@code
+ * DiscoverySection section = DiscoverySection.create(environment);   // also registered with the ConfigLoader
  * DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(meters).build();
- * discovery.start(config.dynamo().enabled(), config.dynamo().section(DiscoverySection.INSTANCE));
+ * discovery.start(config.dynamo().enabled(), config.dynamo().section(section));
  * DynamoRegistry registry = discovery.registry();     // hand to pickers, load and KV supervisors, admin
  * ...
- * discovery.reload(newConfig.dynamo().enabled(), newConfig.dynamo().section(DiscoverySection.INSTANCE));
+ * discovery.reload(newConfig.dynamo().enabled(), newConfig.dynamo().section(section));
  * discovery.close();                                  // at shutdown, after the consumers
  * }</pre>
  */
