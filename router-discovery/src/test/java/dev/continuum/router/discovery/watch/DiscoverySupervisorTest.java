@@ -169,7 +169,7 @@ class DiscoverySupervisorTest {
                 .sourceFactory((config, counters) -> new WatchSource() {
                     @Override
                     public Pass open(Duration seedTimeout) {
-                        long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+                        long until = System.nanoTime() + Duration.ofSeconds(1).toNanos();
                         while (System.nanoTime() < until) {
                             Thread.onSpinWait();
                         }
