@@ -69,6 +69,8 @@ final class EtcdPrefixRange {
                 revision = page.revision();
             }
             entries.addAll(page.entries());
+            // One large record shrank the pages; grow them back for the ordinary records after it.
+            limit = Math.min(pageLimit, limit * 2);
             if (!page.more() || page.entries().isEmpty()) {
                 return new Result(entries, revision);
             }
