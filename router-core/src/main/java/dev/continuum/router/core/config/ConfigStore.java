@@ -141,6 +141,8 @@ public final class ConfigStore implements AutoCloseable {
         }
         current.set(effective);
         log.info("config reloaded ({}): {}", trigger, plan.changes());
+        // Counted before listeners run, so whoever observes the new config also sees the count.
+        ReloadResult result = finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
         for (ConfigListener listener : listeners) {
             try {
                 listener.onReload(running, effective, plan);
@@ -148,7 +150,7 @@ public final class ConfigStore implements AutoCloseable {
                 log.error("config listener {} failed; the new config stays applied", listener, e);
             }
         }
-        return finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
+        return result;
     }
 
     private ReloadResult finish(ReloadResult.Outcome outcome, String trigger, List<Problem> errors,

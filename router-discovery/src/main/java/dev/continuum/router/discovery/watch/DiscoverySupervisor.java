@@ -1,0 +1,110 @@
+package dev.continuum.router.discovery.watch;
+
+import dev.continuum.router.discovery.DynamoRegistry;
+import dev.continuum.router.discovery.config.DiscoveryConfig;
+import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
+import dev.continuum.router.discovery.reducer.DiscoveryLimits;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+
+/**
+ * Owns discovery's lifecycle: starts the watcher for the live settings, applies reloads without a process
+ * restart (replacing the watcher only as far as the change requires, see {@link DiscoveryReloadPlan}), and stops it.
+ * The {@link #registry()} exists from construction and is always readable, also while discovery is off.
+ *
+ * <pre>{@code
+ * DiscoverySection section = DiscoverySection.create(environment);   // also registered with the ConfigLoader
+ * DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(meters).build();
+ * discovery.start(config.dynamo().enabled(), config.dynamo().section(section));
+ * DynamoRegistry registry = discovery.registry();     // hand to pickers, load and KV supervisors, admin
+ * ...
+ * discovery.reload(newConfig.dynamo().enabled(), newConfig.dynamo().section(section));
+ * discovery.close();                                  // at shutdown, after the consumers
+ * }</pre>
+ */
+public interface DiscoverySupervisor extends AutoCloseable {
+    /** The seed's fixed bound on one pass's connect-and-seed phase. */
+    Duration SEED_TIMEOUT = Duration.ofSeconds(30);
+    /** How long stopping a watcher may take before it is abandoned. */
+    Duration STOP_GRACE = Duration.ofSeconds(5);
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** The fleet view; the same instance for the supervisor's lifetime. */
+    DynamoRegistry registry();
+
+    /** Starts discovery with the initial settings (nothing runs when {@code enabled} is false). Once only. */
+    void start(boolean enabled, DiscoveryConfig config);
+
+    /**
+     * Applies new settings. Before {@link #start} they are only remembered (a reload published during startup
+     * is applied by start). Returns what was done.
+     */
+    DiscoveryReloadPlan reload(boolean enabled, DiscoveryConfig config);
+
+    /** Stops the watcher (within {@link #STOP_GRACE}); idempotent. The registry stays readable. */
+    @Override
+    void close();
+
+    /** Builds a supervisor; every setting has a production default. */
+    final class Builder {
+        private MeterRegistry meterRegistry = new SimpleMeterRegistry();
+        private Clock clock = Clock.systemUTC();
+        private LongSupplier nanoTime = System::nanoTime;
+        private WatchSourceFactory sourceFactory = DefaultWatchSources::create;
+        private Duration seedTimeout = SEED_TIMEOUT;
+        private Duration stopGrace = STOP_GRACE;
+        private DiscoveryLimits limits = DiscoveryLimits.defaults();
+
+        private Builder() {
+        }
+
+        /** Where discovery's metric families are registered. */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+            return this;
+        }
+
+        /** Stamps {@code first_seen} and {@code last_updated}. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Measures how long watches stayed open (the backoff reset rule). */
+        public Builder nanoTime(LongSupplier nanoTime) {
+            this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+            return this;
+        }
+
+        public Builder sourceFactory(WatchSourceFactory sourceFactory) {
+            this.sourceFactory = Objects.requireNonNull(sourceFactory, "sourceFactory");
+            return this;
+        }
+
+        public Builder seedTimeout(Duration seedTimeout) {
+            this.seedTimeout = Objects.requireNonNull(seedTimeout, "seedTimeout");
+            return this;
+        }
+
+        public Builder stopGrace(Duration stopGrace) {
+            this.stopGrace = Objects.requireNonNull(stopGrace, "stopGrace");
+            return this;
+        }
+
+        public Builder limits(DiscoveryLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        public DiscoverySupervisor build() {
+            return new WatcherSupervisor(meterRegistry, clock, nanoTime, sourceFactory, seedTimeout, stopGrace, limits);
+        }
+    }
+}
