@@ -139,10 +139,10 @@ public final class ConfigStore implements AutoCloseable {
         if (effective.equals(running)) {
             return finish(ReloadResult.Outcome.UNCHANGED, trigger, List.of(), warnings, plan);
         }
+        // Counted before the swap, so whoever observes the new config also sees the count.
+        ReloadResult result = finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
         current.set(effective);
         log.info("config reloaded ({}): {}", trigger, plan.changes());
-        // Counted before listeners run, so whoever observes the new config also sees the count.
-        ReloadResult result = finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
         for (ConfigListener listener : listeners) {
             try {
                 listener.onReload(running, effective, plan);
