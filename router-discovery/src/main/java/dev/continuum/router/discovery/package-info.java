@@ -1,4 +1,7 @@
-/** Fleet discovery (etcd, Kubernetes, file store), the reducer and the registry; arrives with the etcd discovery issue. */
+/**
+ * The fleet view every routing decision reads: {@link dev.continuum.router.discovery.DynamoRegistry} and its
+ * immutable {@link dev.continuum.router.discovery.DynamoSnapshot} of Dynamo workers and event publishers.
+ */
 @NullMarked
 package dev.continuum.router.discovery;
 
