@@ -116,6 +116,9 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
     private void close() {
         phase = Phase.CLOSED;
         cancelDeadline();
+        if (buffer.length > ZmtpLimits.INITIAL_BUFFER_BYTES) {
+            buffer = new byte[ZmtpLimits.INITIAL_BUFFER_BYTES]; // a refused peer's partial message is not kept
+        }
     }
 
     @Override
