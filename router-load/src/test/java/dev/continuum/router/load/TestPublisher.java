@@ -27,7 +27,10 @@ final class TestPublisher implements AutoCloseable {
             String endpoint = socket.getLastEndpoint();
             this.port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
         } else {
-            socket.bind("tcp://127.0.0.1:" + port);
+            // JeroMQ closes a previous listener on its I/O thread, a moment after close returns.
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                    .pollInterval(java.time.Duration.ofMillis(20)).pollInSameThread()
+                    .ignoreExceptions().until(() -> socket.bind("tcp://127.0.0.1:" + port));
             this.port = port;
         }
     }
