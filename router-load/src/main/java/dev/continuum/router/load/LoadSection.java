@@ -85,7 +85,7 @@ public final class LoadSection implements DynamoSection<LoadConfig> {
         }
         List<ConfigNode> elements = node.elements();
         if (elements.isEmpty()) {
-            node.invalid("at least one CIDR, or omit the key to allow any address");
+            node.error("[] (expected: at least one CIDR, or omit the key to allow any address)");
             return null;
         }
         if (elements.size() > CidrPolicy.MAX_CIDRS) {
