@@ -68,6 +68,8 @@ final class KvMetricsSubscription implements ZmtpListener {
     private boolean haveSequence;
     private long highestSequence;
     private boolean refusalLogged;
+    /** The current connection's handler, for the buffer-cost measurement. */
+    private volatile @Nullable ZmtpSubscriberHandler handler;
 
     /** What every subscription of one supervisor shares. */
     record Context(ConcurrentLoadStore store, LoadMetrics metrics, ZmtpLimits limits, Backoff backoff,
@@ -83,6 +85,12 @@ final class KvMetricsSubscription implements ZmtpListener {
         this.context = context;
         this.target = ZmtpEndpoint.parse(publisher.address())
                 .map(e -> new ZmtpTarget(publisher.namespace(), e, FAMILY)).orElse(null);
+    }
+
+    /** Bytes the current connection's ZMTP handler holds (0 without one). */
+    int retainedBufferBytes() {
+        ZmtpSubscriberHandler h = handler;
+        return h == null ? 0 : h.retainedBufferBytes();
     }
 
     DynamoPublisher publisher() {
@@ -122,8 +130,9 @@ final class KvMetricsSubscription implements ZmtpListener {
             return;
         }
         state = SubscriptionState.CONNECTING;
-        ZmtpSubscriberHandler handler = new ZmtpSubscriberHandler(context.limits(), TOPIC, this);
-        CompletableFuture<Channel> attemptFuture = connector.connect(target, loop, handler);
+        ZmtpSubscriberHandler h = new ZmtpSubscriberHandler(context.limits(), TOPIC, this);
+        handler = h;
+        CompletableFuture<Channel> attemptFuture = connector.connect(target, loop, h);
         connecting = attemptFuture;
         attemptFuture.whenCompleteAsync((ch, error) -> {
             if (connecting == attemptFuture) {
