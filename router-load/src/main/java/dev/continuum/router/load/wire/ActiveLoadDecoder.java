@@ -16,7 +16,7 @@ import org.msgpack.value.ValueType;
  *       decides (an integer is {@code kv_used_blocks}, a string is the scope, nil means both are nil).</li>
  * </ul>
  *
- * Stateless and thread-safe.
+ * Thread-safe (the msgpack cursor is one per thread; keys are compared in place).
  */
 public final class ActiveLoadDecoder {
     private static final byte[] KEY_WORKER_ID = EventFrameDecoder.ascii("worker_id");
@@ -28,13 +28,16 @@ public final class ActiveLoadDecoder {
     private static final byte[] SCOPE_LOCAL = EventFrameDecoder.ascii("local");
     private static final byte[] SCOPE_REPLICA = EventFrameDecoder.ascii("replica_synchronized");
     private static final long MAX_DP_RANK = 0xFFFF_FFFFL;
+    private static final byte[][] KEYS = {KEY_WORKER_ID, KEY_DP_RANK, KEY_ACTIVE_DECODE_BLOCKS,
+        KEY_ACTIVE_PREFILL_TOKENS, KEY_SCHEDULER_LOAD_SCOPE, KEY_KV_USED_BLOCKS};
+    private static final ThreadLocal<MsgpackCursor> CURSOR = ThreadLocal.withInitial(MsgpackCursor::new);
 
     private ActiveLoadDecoder() {
     }
 
     public static Decoded<ActiveLoad> decode(byte[] payload) {
         try {
-            return new Decoded.Ok<>(decodeOrThrow(new MsgpackCursor(payload, 0, payload.length)));
+            return new Decoded.Ok<>(decodeOrThrow(CURSOR.get().reset(payload, 0, payload.length)));
         } catch (WireException e) {
             return new Decoded.Dropped<>(e.drop, e.getMessage());
         }
@@ -69,22 +72,17 @@ public final class ActiveLoadDecoder {
             if (c.nextType() != ValueType.STRING) {
                 throw WireException.malformed("ActiveLoad key");
             }
-            byte[] key = c.stringBytes();
-            if (Arrays.equals(key, KEY_WORKER_ID)) {
-                workerId = c.unsigned64();
-                hasWorker = true;
-            } else if (Arrays.equals(key, KEY_DP_RANK)) {
-                dpRank = rank(c);
-            } else if (Arrays.equals(key, KEY_ACTIVE_DECODE_BLOCKS)) {
-                decodeBlocks = optional(c);
-            } else if (Arrays.equals(key, KEY_ACTIVE_PREFILL_TOKENS)) {
-                prefillTokens = optional(c);
-            } else if (Arrays.equals(key, KEY_SCHEDULER_LOAD_SCOPE)) {
-                scope = scope(c);
-            } else if (Arrays.equals(key, KEY_KV_USED_BLOCKS)) {
-                kvUsed = optional(c);
-            } else {
-                c.skip();
+            switch (c.stringIndex(KEYS)) {
+                case 0 -> {
+                    workerId = c.unsigned64();
+                    hasWorker = true;
+                }
+                case 1 -> dpRank = rank(c);
+                case 2 -> decodeBlocks = optional(c);
+                case 3 -> prefillTokens = optional(c);
+                case 4 -> scope = scope(c);
+                case 5 -> kvUsed = optional(c);
+                default -> c.skip();
             }
         }
         if (!hasWorker) {

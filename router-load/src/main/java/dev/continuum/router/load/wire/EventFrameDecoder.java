@@ -15,8 +15,9 @@ import org.msgpack.value.ValueType;
  *
  * The envelope is read as a named map (keys in any order, unknown keys skipped) or as a positional array,
  * since readers of the N-2 window accept both. A declared payload above the limit is dropped as
- * {@link EventDrop#OVERSIZED} before any msgpack is parsed. Stateless and thread-safe; allocates only
- * the returned envelope and its payload copy.
+ * {@link EventDrop#OVERSIZED} before any msgpack is parsed. Thread-safe (the msgpack cursor is one per
+ * thread); per message it allocates the returned envelope, its payload copy and the cursor's array view:
+ * keys and the topic are compared in place, and the topic of a good envelope is the decoder's own string.
  */
 public final class EventFrameDecoder {
     /** The only frame version upstream writes. */
@@ -32,6 +33,12 @@ public final class EventFrameDecoder {
     private static final byte[] KEY_PUBLISHED_AT = ascii("published_at");
     private static final byte[] KEY_TOPIC = ascii("topic");
     private static final byte[] KEY_PAYLOAD = ascii("payload");
+
+    /** Stands for an envelope topic other than ours (compared by identity, never by text). */
+    private static final String OTHER_TOPIC = new String("(another topic)");
+    private static final ThreadLocal<MsgpackCursor> CURSOR = ThreadLocal.withInitial(MsgpackCursor::new);
+    private static final byte[][] ENVELOPE_KEYS = {KEY_PUBLISHER_ID, KEY_SEQUENCE, KEY_PUBLISHED_AT, KEY_TOPIC,
+        KEY_PAYLOAD};
 
     private final byte[] topic;
     private final String topicName;
@@ -94,8 +101,8 @@ public final class EventFrameDecoder {
         if (payloadLength != frameLength - FRAME_HEADER_BYTES) {
             throw WireException.malformed("payload_len disagrees with the frame");
         }
-        EventEnvelope envelope = envelope(new MsgpackCursor(a, at + FRAME_HEADER_BYTES, (int) payloadLength));
-        if (!envelope.topic().equals(topicName)) {
+        EventEnvelope envelope = envelope(CURSOR.get().reset(a, at + FRAME_HEADER_BYTES, (int) payloadLength));
+        if (envelope.topic() != topicName) { // topic() returns topicName itself on a match
             throw new WireException(EventDrop.TOPIC_MISMATCH, "envelope topic");
         }
         if (envelope.publisherId() != framePublisher) {
@@ -111,7 +118,7 @@ public final class EventFrameDecoder {
         long publisherId = 0;
         long sequence = 0;
         long publishedAt = 0;
-        String envelopeTopic = null;
+        String envelopeTopic = null; // this.topicName when it matches, else the string sent
         byte[] payload = null;
         int seen = 0;
         ValueType type = c.nextType();
@@ -121,24 +128,28 @@ public final class EventFrameDecoder {
                 if (c.nextType() != ValueType.STRING) {
                     throw WireException.malformed("envelope key");
                 }
-                byte[] key = c.stringBytes();
-                if (Arrays.equals(key, KEY_PUBLISHER_ID)) {
-                    publisherId = c.unsigned64();
-                    seen |= 1;
-                } else if (Arrays.equals(key, KEY_SEQUENCE)) {
-                    sequence = c.unsigned64();
-                    seen |= 2;
-                } else if (Arrays.equals(key, KEY_PUBLISHED_AT)) {
-                    publishedAt = c.unsigned64();
-                    seen |= 4;
-                } else if (Arrays.equals(key, KEY_TOPIC)) {
-                    envelopeTopic = c.string();
-                    seen |= 8;
-                } else if (Arrays.equals(key, KEY_PAYLOAD)) {
-                    payload = c.binary(maxPayloadBytes, EventDrop.OVERSIZED);
-                    seen |= 16;
-                } else {
-                    c.skip();
+                switch (c.stringIndex(ENVELOPE_KEYS)) {
+                    case 0 -> {
+                        publisherId = c.unsigned64();
+                        seen |= 1;
+                    }
+                    case 1 -> {
+                        sequence = c.unsigned64();
+                        seen |= 2;
+                    }
+                    case 2 -> {
+                        publishedAt = c.unsigned64();
+                        seen |= 4;
+                    }
+                    case 3 -> {
+                        envelopeTopic = topic(c);
+                        seen |= 8;
+                    }
+                    case 4 -> {
+                        payload = c.binary(maxPayloadBytes, EventDrop.OVERSIZED);
+                        seen |= 16;
+                    }
+                    default -> c.skip();
                 }
             }
         } else if (type == ValueType.ARRAY) {
@@ -149,7 +160,7 @@ public final class EventFrameDecoder {
             publisherId = c.unsigned64();
             sequence = c.unsigned64();
             publishedAt = c.unsigned64();
-            envelopeTopic = c.string();
+            envelopeTopic = topic(c);
             payload = c.binary(maxPayloadBytes, EventDrop.OVERSIZED);
             seen = 31;
             for (int i = 5; i < n; i++) {
@@ -165,6 +176,17 @@ public final class EventFrameDecoder {
             throw WireException.malformed("bytes after the envelope");
         }
         return new EventEnvelope(publisherId, sequence, publishedAt, envelopeTopic, payload);
+    }
+
+    /**
+     * The envelope's topic, compared in place: {@link #topicName} itself when it matches, else
+     * {@link #OTHER_TOPIC} (the envelope is then dropped as a topic mismatch; its text is never shown).
+     */
+    private String topic(MsgpackCursor c) throws WireException {
+        if (c.nextType() != ValueType.STRING) {
+            throw WireException.malformed("msgpack string");
+        }
+        return c.stringIndex(topic) == 0 ? topicName : OTHER_TOPIC;
     }
 
     private static long readLong(byte[] a, int at) {

@@ -7,12 +7,17 @@ import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
 import org.msgpack.core.MessageUnpacker;
+import org.msgpack.core.buffer.ArrayBufferInput;
 import org.msgpack.value.ValueType;
 
 /**
  * Bounded reads over one msgpack value held in a byte array. Every declared length is checked against the
  * bytes actually left before anything is read or allocated, so a header that claims 4 GiB costs nothing.
  * msgpack-core's own failures (truncation, wrong type, overflow) become {@link EventDrop#MALFORMED}.
+ *
+ * <p><b>Allocation.</b> A cursor is reused through {@link #reset} (the decoders keep one per thread), so a
+ * message does not pay for a new {@link MessageUnpacker}; keys and expected strings are compared in place
+ * with {@link #stringIndex} rather than copied out. Not thread-safe.
  */
 final class MsgpackCursor {
     /** Maps and arrays of ours have at most six fields; extra unknown keys are skipped, within this bound. */
@@ -20,16 +25,39 @@ final class MsgpackCursor {
     /** Keys, topics and enum strings are short. */
     static final int MAX_STRING_BYTES = 256;
 
-    private final byte[] array;
-    private final int offset;
-    private final int length;
+    private static final byte[] EMPTY = new byte[0];
+
+    private byte[] array;
+    private int offset;
+    private int length;
+    private final ArrayBufferInput input;
     private final MessageUnpacker unpacker;
 
     MsgpackCursor(byte[] array, int offset, int length) {
         this.array = array;
         this.offset = offset;
         this.length = length;
-        this.unpacker = MessagePack.newDefaultUnpacker(array, offset, length);
+        this.input = new ArrayBufferInput(array, offset, length);
+        this.unpacker = MessagePack.DEFAULT_UNPACKER_CONFIG.newUnpacker(input);
+    }
+
+    /** An empty cursor, for {@link #reset}. */
+    MsgpackCursor() {
+        this(EMPTY, 0, 0);
+    }
+
+    /** Points this cursor at a new value: {@code length} bytes of {@code array} from {@code offset}. */
+    MsgpackCursor reset(byte[] newArray, int newOffset, int newLength) {
+        this.array = newArray;
+        this.offset = newOffset;
+        this.length = newLength;
+        input.reset(newArray, newOffset, newLength);
+        try {
+            unpacker.reset(input);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // never: an array input does not do I/O
+        }
+        return this;
     }
 
     private int position() {
@@ -97,6 +125,42 @@ final class MsgpackCursor {
         } catch (IOException | MessagePackException e) {
             throw WireException.malformed("msgpack string");
         }
+    }
+
+    /**
+     * Consumes the next value, a string of at most {@link #MAX_STRING_BYTES}, and returns the index of the
+     * first of {@code candidates} it equals byte for byte, or -1; compared in place, nothing is copied.
+     */
+    int stringIndex(byte[]... candidates) throws WireException {
+        int at = offset + position();
+        int end = offset + length;
+        int n;
+        int start;
+        if (at < end && (array[at] & 0xE0) == 0xA0) { // fixstr
+            n = array[at] & 0x1F;
+            start = at + 1;
+        } else if (at + 1 < end && (array[at] & 0xFF) == 0xD9) { // str 8
+            n = array[at + 1] & 0xFF;
+            start = at + 2;
+        } else { // str 16 / str 32 (or not a string): the general path, with its checks
+            byte[] value = stringBytes();
+            for (int i = 0; i < candidates.length; i++) {
+                if (Arrays.equals(value, candidates[i])) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+        if (n > MAX_STRING_BYTES || start + n > end) {
+            throw WireException.malformed("msgpack string length");
+        }
+        skip();
+        for (int i = 0; i < candidates.length; i++) {
+            if (Arrays.equals(array, start, start + n, candidates[i], 0, candidates[i].length)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     String string() throws WireException {
