@@ -1,4 +1,7 @@
-/** Load signals over a bounded ZMTP SUB client and the load store; arrives with the load-signals issue. */
+/**
+ * Load signals: the kv_metrics subscription supervisor, the load store the pickers read, the
+ * {@code dynamo.load} config section, metrics and the admin view.
+ */
 @NullMarked
 package dev.continuum.router.load;
 

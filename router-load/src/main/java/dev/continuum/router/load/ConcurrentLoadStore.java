@@ -1,0 +1,187 @@
+package dev.continuum.router.load;
+
+import dev.continuum.router.discovery.WorkerId;
+import dev.continuum.router.load.wire.ActiveLoad;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The load store: a concurrent map written by subscriptions (each on its own event loop) and by the
+ * supervisor (live-set changes), read lock-free by pickers.
+ *
+ * <p><b>Live gate without a lock.</b> {@link #setLiveAndRetain} publishes the new live set, then sweeps.
+ * {@link #apply} checks the set it read, inserts, then re-reads the field: if the set changed meanwhile and
+ * no longer holds the worker, it takes its own insert back. Either the sweep runs after the insert (and
+ * removes it) or the re-read sees the new set, so a departed worker's sample cannot survive a change.
+ *
+ * <p><b>Cap.</b> New keys reserve a slot in {@link #count} before inserting, so the map never holds more
+ * than {@link LoadStore#MAX_ENTRIES} keys even with concurrent writers.
+ */
+final class ConcurrentLoadStore implements LoadStore {
+    /** Told after a key's sample changed or went away; used for the per-worker gauges. Called on the writer's thread. */
+    interface Listener {
+        void updated(LoadSample sample);
+
+        void removed(SampleKey key);
+    }
+
+    private static final Listener NO_LISTENER = new Listener() {
+        @Override
+        public void updated(LoadSample sample) {
+        }
+
+        @Override
+        public void removed(SampleKey key) {
+        }
+    };
+
+    private final ConcurrentHashMap<SampleKey, LoadSample> samples = new ConcurrentHashMap<>();
+    private final AtomicInteger count = new AtomicInteger();
+    private final int maxEntries;
+    private final LongSupplier ticker;
+    private volatile Set<WorkerId> live = Set.of();
+    private volatile Duration maxStaleness = DEFAULT_MAX_STALENESS;
+    private volatile Listener listener = NO_LISTENER;
+
+    ConcurrentLoadStore(LongSupplier ticker) {
+        this(ticker, MAX_ENTRIES);
+    }
+
+    ConcurrentLoadStore(LongSupplier ticker, int maxEntries) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.maxEntries = maxEntries;
+    }
+
+    void listener(Listener newListener) {
+        this.listener = newListener;
+    }
+
+    void maxStaleness(Duration value) {
+        this.maxStaleness = Objects.requireNonNull(value, "maxStaleness");
+    }
+
+    long now() {
+        return ticker.getAsLong();
+    }
+
+    @Override
+    public @Nullable LoadSample latest(WorkerId worker, long dpRank) {
+        return samples.get(new SampleKey(worker, dpRank));
+    }
+
+    @Override
+    public @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
+        LoadSample s = latest(worker, dpRank);
+        if (s == null) {
+            return null;
+        }
+        return ticker.getAsLong() - s.receivedNanos() <= maxAge.toNanos() ? s : null;
+    }
+
+    @Override
+    public @Nullable LoadSample freshDefault(WorkerId worker, long dpRank) {
+        return fresh(worker, dpRank, maxStaleness);
+    }
+
+    @Override
+    public Duration maxStaleness() {
+        return maxStaleness;
+    }
+
+    @Override
+    public Duration age(LoadSample sample) {
+        return Duration.ofNanos(ticker.getAsLong() - sample.receivedNanos());
+    }
+
+    @Override
+    public int size() {
+        return count.get();
+    }
+
+    boolean isLive(WorkerId worker) {
+        return live.contains(worker);
+    }
+
+    /**
+     * Stores {@code load} from {@code publisherId} under namespace {@code namespace} unless the worker is not
+     * live, the key is new and the store is full, or the key holds a sample of the same publisher with a
+     * sequence at or above this one (a different publisher ID is a restart and replaces it).
+     */
+    LoadEventResult apply(String namespace, long publisherId, long sequence, ActiveLoad load) {
+        WorkerId worker = new WorkerId(namespace, load.workerId());
+        Set<WorkerId> gate = live;
+        if (!gate.contains(worker)) {
+            return LoadEventResult.IDENTITY_MISMATCH;
+        }
+        SampleKey key = new SampleKey(worker, load.dpRank());
+        LoadSample sample = new LoadSample(key, load, publisherId, sequence, ticker.getAsLong());
+        Outcome outcome = new Outcome();
+        samples.compute(key, (k, held) -> {
+            if (held == null) {
+                if (count.incrementAndGet() > maxEntries) {
+                    count.decrementAndGet();
+                    outcome.result = LoadEventResult.OVER_CAPACITY;
+                    return null;
+                }
+                return sample;
+            }
+            if (held.publisherId() == publisherId && Long.compareUnsigned(sequence, held.sequence()) <= 0) {
+                outcome.result = LoadEventResult.DUPLICATE;
+                return held;
+            }
+            return sample;
+        });
+        if (outcome.result != LoadEventResult.APPLIED) {
+            return outcome.result;
+        }
+        Set<WorkerId> after = live;
+        if (after != gate && !after.contains(worker)) {
+            remove(key, sample);
+            return LoadEventResult.IDENTITY_MISMATCH;
+        }
+        listener.updated(sample);
+        return LoadEventResult.APPLIED;
+    }
+
+    private static final class Outcome {
+        LoadEventResult result = LoadEventResult.APPLIED;
+    }
+
+    /** Removes {@code key} if it still holds exactly {@code expected}. */
+    private void remove(SampleKey key, LoadSample expected) {
+        if (samples.remove(key, expected)) {
+            count.decrementAndGet();
+            listener.removed(key);
+        }
+    }
+
+    /** Drops the samples among {@code keys} that {@code publisherId} wrote (a connect or a sequence gap). */
+    void dropPublisher(Collection<SampleKey> keys, long publisherId) {
+        for (SampleKey key : keys) {
+            LoadSample held = samples.get(key);
+            if (held != null && held.publisherId() == publisherId) {
+                remove(key, held);
+            }
+        }
+    }
+
+    /**
+     * Installs {@code workers} as the live-worker gate and evicts every sample of a worker not in it (the
+     * seed's set_live_and_retain, run on every registry generation change).
+     */
+    void setLiveAndRetain(Set<WorkerId> workers) {
+        Set<WorkerId> next = Set.copyOf(workers);
+        live = next;
+        for (var entry : samples.entrySet()) {
+            if (!next.contains(entry.getKey().worker())) {
+                remove(entry.getKey(), entry.getValue());
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.continuum.router.load;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The load part of {@code GET /admin/dynamo/workers}: {@code load_publishers} and the {@code subscriptions}
+ * list. A pure function; the admin route merges the result into its response. IDs are decimal strings, an
+ * unknown component is {@code null} (never omitted), and no address appears.
+ */
+public final class LoadAdminView {
+    private LoadAdminView() {
+    }
+
+    /** From a running supervisor. */
+    public static Map<String, Object> render(LoadSupervisor supervisor) {
+        return render(supervisor.loadPublishers(), supervisor.subscriptions());
+    }
+
+    /**
+     * @param loadPublishers kv_metrics publishers discovered (admitted or not)
+     * @param subscriptions  running subscriptions, in the order to show
+     * @return {@code {"load_publishers": n, "subscriptions": [{family, publisher_id, namespace, component,
+     *         state, transport}, ...]}}, keys in that order
+     */
+    public static Map<String, Object> render(int loadPublishers, List<SubscriptionView> subscriptions) {
+        List<Map<String, Object>> rows = new ArrayList<>(subscriptions.size());
+        for (SubscriptionView s : subscriptions) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("family", s.family());
+            row.put("publisher_id", Long.toUnsignedString(s.publisherId()));
+            row.put("namespace", s.namespace());
+            row.put("component", s.component());
+            row.put("state", s.state().label());
+            row.put("transport", s.transport().label());
+            rows.add(row);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("load_publishers", loadPublishers);
+        out.put("subscriptions", rows);
+        return out;
+    }
+}

@@ -1,0 +1,37 @@
+package dev.continuum.router.load;
+
+import dev.continuum.router.discovery.WorkerId;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The latest load sample per (worker, dp_rank), read lock-free by the pickers. Lookups return null rather
+ * than an Optional because they run once per candidate on every routing decision.
+ *
+ * <p>Samples enter only through the load supervisor's subscriptions: the store admits a sample only for a
+ * worker in the live registry snapshot, holds at most {@link #MAX_ENTRIES} keys, and evicts departed
+ * workers on every registry generation change.
+ */
+public interface LoadStore {
+    /** The seed's cap on (worker, dp_rank) entries; further new keys are refused as over_capacity. */
+    int MAX_ENTRIES = 65_536;
+    /** {@code dynamo.load.max_staleness} when unset. */
+    Duration DEFAULT_MAX_STALENESS = Duration.ofSeconds(3);
+
+    /** The held sample regardless of age (the picker's quiet-versus-silent-under-load rule needs it), or null. */
+    @Nullable LoadSample latest(WorkerId worker, long dpRank);
+
+    /** The held sample while its age is within {@code maxAge}, else null. */
+    @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge);
+
+    /** {@link #fresh} with the live {@code dynamo.load.max_staleness}. */
+    @Nullable LoadSample freshDefault(WorkerId worker, long dpRank);
+
+    /** The live {@code dynamo.load.max_staleness}. */
+    Duration maxStaleness();
+
+    /** The age of a sample now, on the store's ticker. */
+    Duration age(LoadSample sample);
+
+    int size();
+}

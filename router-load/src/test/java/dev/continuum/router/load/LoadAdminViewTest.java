@@ -1,0 +1,34 @@
+package dev.continuum.router.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.continuum.router.load.zmtp.Transport;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class LoadAdminViewTest {
+    @Test
+    void rendersPublishersAndSubscriptionsWithDecimalIdsNullComponentsAndNoAddress() {
+        Map<String, Object> out = LoadAdminView.render(3, List.of(
+                new SubscriptionView("kv_metrics", 2046539, "dynamo", "decode", SubscriptionState.CONNECTED,
+                        Transport.DIRECT),
+                new SubscriptionView("kv_metrics", -1L, "dynamo", null, SubscriptionState.PENDING, Transport.BROKER)));
+
+        Map<String, Object> first = new LinkedHashMap<>();
+        first.put("family", "kv_metrics");
+        first.put("publisher_id", "2046539");
+        first.put("namespace", "dynamo");
+        first.put("component", "decode");
+        first.put("state", "connected");
+        first.put("transport", "direct");
+        Map<String, Object> second = new LinkedHashMap<>(first);
+        second.put("publisher_id", "18446744073709551615");
+        second.put("component", null);
+        second.put("state", "pending");
+        second.put("transport", "broker");
+        assertThat(out).containsExactly(Map.entry("load_publishers", 3), Map.entry("subscriptions", List.of(first, second)));
+        assertThat(out.toString()).doesNotContain("tcp://");
+    }
+}
