@@ -1,17 +1,21 @@
 package dev.continuum.router.app;
 
 import dev.continuum.router.core.config.DynamoSection;
+import dev.continuum.router.discovery.config.DiscoverySection;
+import dev.continuum.router.load.LoadSection;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The {@code dynamo:} sections this build binds, one per Dynamo module. A module adds its section
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
-final class DynamoSections {
-    private DynamoSections() {
+record DynamoSections(DiscoverySection discovery, LoadSection load) {
+    static DynamoSections create(Map<String, String> environment) {
+        return new DynamoSections(DiscoverySection.create(environment), new LoadSection());
     }
 
-    static List<DynamoSection<?>> all() {
-        return List.of();
+    List<DynamoSection<?>> all() {
+        return List.of(discovery, load);
     }
 }

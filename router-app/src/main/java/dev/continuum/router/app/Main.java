@@ -55,7 +55,8 @@ public final class Main {
             }
             case SERVE -> {
                 try {
-                    RouterProcess.run(loader(cli, env));
+                    DynamoSections sections = DynamoSections.create(env);
+                    RouterProcess.run(loader(cli, env, sections), sections);
                     return 0;
                 } catch (ConfigException e) {
                     err.println("continuum-router: the configuration is invalid; nothing was started");
@@ -71,6 +72,10 @@ public final class Main {
     }
 
     static ConfigLoader loader(CommandLine cli, Map<String, String> env) {
+        return loader(cli, env, DynamoSections.create(env));
+    }
+
+    static ConfigLoader loader(CommandLine cli, Map<String, String> env, DynamoSections sections) {
         ConfigOverrides overrides = ConfigOverrides.none()
                 .withConfigFile(cli.configFile())
                 .withBindAddresses(cli.bindAddresses().isEmpty() ? null : cli.bindAddresses())
@@ -79,7 +84,7 @@ public final class Main {
                 .environment(env)
                 .overrides(overrides)
                 .searchPath(ConfigSearchPath.standard())
-                .dynamoSections(DynamoSections.all())
+                .dynamoSections(sections.all())
                 .build();
     }
 

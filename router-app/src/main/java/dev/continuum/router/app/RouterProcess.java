@@ -2,6 +2,7 @@ package dev.continuum.router.app;
 
 import dev.continuum.router.admin.AdminAuthenticator;
 import dev.continuum.router.admin.AdminRoute;
+import dev.continuum.router.admin.DynamoWorkersEndpoint;
 import dev.continuum.router.admin.HealthRoute;
 import dev.continuum.router.admin.MetricsRoute;
 import dev.continuum.router.core.config.ConfigLoader;
@@ -10,6 +11,9 @@ import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadResult;
 import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.discovery.watch.DiscoverySupervisor;
+import dev.continuum.router.load.LoadSupervisor;
+import io.netty.handler.codec.http.HttpMethod;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -42,20 +46,43 @@ final class RouterProcess implements AutoCloseable {
     private final HttpServer server;
     private final JvmGcMetrics gcMetrics;
     private final ExecutorService blocking;
+    private final DynamoSubsystems dynamo;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     private RouterProcess(ConfigStore store, PrometheusMeterRegistry registry, HttpServer server,
-                          JvmGcMetrics gcMetrics, ExecutorService blocking) {
+                          JvmGcMetrics gcMetrics, ExecutorService blocking, DynamoSubsystems dynamo) {
         this.store = store;
         this.registry = registry;
         this.server = server;
         this.gcMetrics = gcMetrics;
         this.blocking = blocking;
+        this.dynamo = dynamo;
+    }
+
+    /** The Dynamo subsystems, stopped after the HTTP server and in reverse order of starting. */
+    private record DynamoSubsystems(DiscoverySupervisor discovery, LoadSupervisor load, AutoCloseable following) {
+        void close() {
+            closeQuietly(following);
+            load.stop().join();
+            discovery.close();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("close failed", e);
+        }
+    }
+
+    DiscoverySupervisor discovery() {
+        return dynamo.discovery();
     }
 
     /** Runs until SIGTERM/SIGINT, then drains gracefully. Throws a ConfigException for a bad config. */
-    static void run(ConfigLoader loader) throws InterruptedException {
-        RouterProcess process = start(loader);
+    static void run(ConfigLoader loader, DynamoSections sections) throws InterruptedException {
+        RouterProcess process = start(loader, sections);
         Thread hook = new Thread(process::close, "continuum-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         Signals.onHangup(() -> process.reload("sighup"));
@@ -63,7 +90,7 @@ final class RouterProcess implements AutoCloseable {
     }
 
     /** Loads and validates the config, then starts everything; listeners are bound on return. */
-    static RouterProcess start(ConfigLoader loader) {
+    static RouterProcess start(ConfigLoader loader, DynamoSections sections) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
         RouterConfig config = store.current();
@@ -81,12 +108,22 @@ final class RouterProcess implements AutoCloseable {
         JvmGcMetrics gcMetrics = new JvmGcMetrics();
         gcMetrics.bindTo(registry);
 
+        // Dynamo subsystems first: the registry exists (empty) even while discovery is off, so the
+        // admin view and, later, the pickers always have something to read.
+        DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
+        discovery.start(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
+        LoadSupervisor load = LoadSupervisor.builder(registry).config(config.dynamo().section(sections.load())).build();
+        AutoCloseable followingFleet = load.follow(discovery.registry());
+
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
         AdminRoute admin = AdminRoute.builder(
                 new AdminAuthenticator(() -> store.current().admin()),
                 () -> store.renderer().tree(store.current()),
-                store::reload).build();
+                store::reload)
+                .endpoint("/admin/dynamo/workers", HttpMethod.GET,
+                        new DynamoWorkersEndpoint(discovery.registry(), load))
+                .build();
         // Admin and scrape calls may block (file reads, meter walks): a small named pool keeps them
         // off the event loops without a thread per call.
         ExecutorService blocking = Executors.newFixedThreadPool(2, daemonThreads("continuum-blocking"));
@@ -101,18 +138,24 @@ final class RouterProcess implements AutoCloseable {
         try {
             server.start();
         } catch (RuntimeException e) {
+            closeQuietly(followingFleet);
+            load.stop().join();
+            discovery.close();
             store.close();
             blocking.shutdownNow();
             throw e;
         }
         store.subscribe((before, after, plan) -> {
             server.apply(after);
+            discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
+            load.reconfigure(after.dynamo().section(sections.load()));
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());
         });
         store.startWatching();
         LOG.info("continuum-router {} listening on {}", Main.version(), server.boundAddresses());
-        return new RouterProcess(store, registry, server, gcMetrics, blocking);
+        return new RouterProcess(store, registry, server, gcMetrics, blocking,
+                new DynamoSubsystems(discovery, load, followingFleet));
     }
 
     private static ThreadFactory daemonThreads(String prefix) {
@@ -153,6 +196,7 @@ final class RouterProcess implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("shutdown did not complete cleanly", e);
         } finally {
+            dynamo.close();
             store.close();
             blocking.shutdownNow();
             gcMetrics.close();

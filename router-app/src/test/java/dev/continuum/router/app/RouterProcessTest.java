@@ -81,6 +81,10 @@ class RouterProcessTest {
                 .doesNotContain(TOKEN).doesNotContain(BACKEND_KEY);
         assertThat(get("/admin/config/full", Map.of("Authorization", "Bearer " + TOKEN)).body())
                 .isEqualTo(config.body());
+
+        HttpResponse<String> workers = get("/admin/dynamo/workers", Map.of("Authorization", "Bearer " + TOKEN));
+        assertThat(workers.statusCode()).isEqualTo(200);
+        assertThat(workers.body()).contains("\"enabled\":false", "\"workers\":[]", "\"subscriptions\":[]");
     }
 
     @Test
@@ -158,11 +162,14 @@ class RouterProcessTest {
     private void start(String yaml) throws IOException {
         configFile = dir.resolve("config.yaml");
         Files.writeString(configFile, yaml);
+        Map<String, String> env = Map.of("ADMIN_TOKEN", TOKEN, "BACKEND_KEY", BACKEND_KEY);
+        DynamoSections sections = DynamoSections.create(env);
         ConfigLoader loader = ConfigLoader.builder()
-                .environment(Map.of("ADMIN_TOKEN", TOKEN, "BACKEND_KEY", BACKEND_KEY))
+                .environment(env)
                 .overrides(ConfigOverrides.none().withConfigFile(configFile))
+                .dynamoSections(sections.all())
                 .build();
-        router = RouterProcess.start(loader);
+        router = RouterProcess.start(loader, sections);
     }
 
     /** As editors and config-management tools do: write aside, then rename over the file. */

@@ -1,0 +1,37 @@
+package dev.continuum.router.admin;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.http.LocalRequest;
+import dev.continuum.router.core.http.LocalResponse;
+import dev.continuum.router.discovery.DynamoRegistry;
+import dev.continuum.router.discovery.admin.DynamoWorkersJson;
+import dev.continuum.router.load.LoadAdminView;
+import dev.continuum.router.load.LoadSupervisor;
+import java.util.Map;
+
+/**
+ * {@code GET /admin/dynamo/workers}: discovery's view of the fleet (always, {@code "enabled": false}
+ * when discovery is off) with the load subsystem's {@code load_publishers} and {@code subscriptions}
+ * merged in. Both renderers already leave out transport addresses and raw cards.
+ */
+public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final DynamoRegistry registry;
+    private final LoadSupervisor load;
+
+    public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load) {
+        this.registry = registry;
+        this.load = load;
+    }
+
+    @Override
+    public LocalResponse handle(LocalRequest request) throws Exception {
+        ObjectNode body = DynamoWorkersJson.render(registry.snapshot());
+        for (Map.Entry<String, Object> e : LoadAdminView.render(load).entrySet()) {
+            body.set(e.getKey(), JSON.valueToTree(e.getValue()));
+        }
+        return LocalResponse.json(200, JSON.writeValueAsBytes(body));
+    }
+}
