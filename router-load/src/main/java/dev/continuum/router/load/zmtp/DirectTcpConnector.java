@@ -141,7 +141,9 @@ public final class DirectTcpConnector implements ZmtpConnector {
         });
         result.whenComplete((c, e) -> {
             if (result.isCancelled()) {
-                f.cancel(false);
+                // Closing the channel fails a registration or connect still in flight. Cancelling f as well
+                // made Netty's registration listener fail an already-cancelled promise and log an
+                // IllegalStateException (seen when a storm of subscriptions was torn down mid-connect).
                 f.channel().close();
             }
         });

@@ -79,11 +79,11 @@ public final class LoadSignalsBenchmark {
         System.out.println("machine: " + Runtime.getRuntime().availableProcessors() + " cpus, load average "
                 + loadAverage() + ", java " + Runtime.version());
         switch (mode) {
-            case "throughput" -> throughput(intArg(args, 1, 1_000_000));
+            case "throughput" -> throughput(intArg(args, 1, 2_000_000));
             case "heap" -> heap(intArg(args, 1, LoadSupervisor.MAX_SUBSCRIPTIONS));
             case "storm" -> storm(intArg(args, 1, 1000), intArg(args, 2, 20));
             case "all" -> {
-                throughput(1_000_000);
+                throughput(2_000_000);
                 heap(LoadSupervisor.MAX_SUBSCRIPTIONS);
                 storm(1000, 20);
             }
@@ -256,6 +256,7 @@ public final class LoadSignalsBenchmark {
             await(() -> LoadBenchAccess.connected(supervisor) >= warm, Duration.ofSeconds(30));
             supervisor.update(Fixtures.targets(2, List.of(), Fixtures.worker(1)));
             await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
+            pastStopGrace();
             long baseline = usedHeapAfterGc();
             supervisor.update(Fixtures.targets(3, publishers(10_000, count, peers.ports), Fixtures.worker(1)));
             boolean all = await(() -> LoadBenchAccess.connected(supervisor) >= count, Duration.ofSeconds(90));
@@ -267,6 +268,11 @@ public final class LoadSignalsBenchmark {
                             + " %d -> %d bytes: +%d bytes (%.1f KiB), %d bytes (%.2f KiB) per subscription%n",
                     all ? "" : "INCOMPLETE (90 s deadline) ", connected, count, baseline, loaded, delta, delta / 1024.0,
                     delta / Math.max(1, connected), delta / 1024.0 / Math.max(1, connected));
+            long hold = Long.getLong("bench.holdSeconds", 0);
+            if (hold > 0) { // time for `jcmd <pid> GC.class_histogram` while the subscriptions are idle
+                System.out.println("  holding " + hold + " s, pid " + ProcessHandle.current().pid());
+                Thread.sleep(TimeUnit.SECONDS.toMillis(Math.min(hold, 120)));
+            }
         } finally {
             supervisor.stop().get(15, TimeUnit.SECONDS);
             System.out.println("  peers: " + peers.close());
@@ -294,6 +300,7 @@ public final class LoadSignalsBenchmark {
             Thread.sleep(3_000);
             supervisor.update(Fixtures.targets(2, List.of(), Fixtures.worker(1)));
             await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
+            pastStopGrace();
             long refusedBefore = (long) LoadBenchAccess.refused(supervisor);
             long before = usedHeapAfterGc();
             supervisor.update(Fixtures.targets(3, publishers(20_000, count, peers.ports), Fixtures.worker(1)));
@@ -305,6 +312,7 @@ public final class LoadSignalsBenchmark {
             }
             supervisor.update(Fixtures.targets(4, List.of(), Fixtures.worker(1)));
             boolean drained = await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
+            pastStopGrace();
             long after = usedHeapAfterGc();
             System.out.printf(Locale.ROOT, "storm: %d subscriptions x %d s against hostile peers (backoff 50 ms..1 s),"
                             + " after a 3 s warm-up storm: %d transport_refused in the measured storm%n", count, seconds,
@@ -393,6 +401,14 @@ public final class LoadSignalsBenchmark {
             Thread.sleep(1);
         }
         return true;
+    }
+
+    /**
+     * Waits out {@link LoadSupervisor#STOP_GRACE}: each stopped subscription stays reachable from its grace
+     * timer until then, which would otherwise count in a heap measurement taken right after a teardown.
+     */
+    private static void pastStopGrace() throws InterruptedException {
+        Thread.sleep(LoadSupervisor.STOP_GRACE.toMillis() + 1_000);
     }
 
     /** Used heap after five {@code System.gc()} calls (full collections with G1 and the serial/parallel GCs). */
