@@ -69,6 +69,24 @@ class MainTest {
     }
 
     @Test
+    void everyShippedTemplateValidatesWithEveryModuleRegistered() throws Exception {
+        Path templates = Path.of("").toAbsolutePath();
+        while (!Files.isDirectory(templates.resolve("config-templates"))) {
+            templates = templates.getParent();
+        }
+        try (var files = Files.list(templates.resolve("config-templates"))) {
+            for (Path template : files.filter(f -> f.toString().endsWith(".yaml")).toList()) {
+                out.reset();
+                err.reset();
+                assertThat(Main.run(new String[] {"config", "validate", template.toString()},
+                        new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                        Map.of("CONTINUUM_ADMIN_TOKEN", "t"))).as(template + ": " + stderr()).isEqualTo(0);
+                assertThat(stdout()).as(template.toString()).contains(": valid (0 warning(s))");
+            }
+        }
+    }
+
+    @Test
     void answersVersionHelpAndUsageErrors() {
         assertThat(run("--version")).isEqualTo(0);
         assertThat(stdout()).startsWith("continuum-router ");
