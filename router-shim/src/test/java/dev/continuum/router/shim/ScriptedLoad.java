@@ -6,7 +6,7 @@ import dev.continuum.router.load.LoadStore;
 import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.load.wire.ActiveLoad;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 /** A load store and ticker that tests script by hand: samples are received "now" on the manual ticker. */
 final class ScriptedLoad implements LoadStore, LongSupplier {
     private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
-    private final Map<SampleKey, LoadSample> samples = new HashMap<>();
+    private final Map<SampleKey, LoadSample> samples = new ConcurrentHashMap<>();
     private long sequence;
     Duration maxStaleness = LoadStore.DEFAULT_MAX_STALENESS;
 

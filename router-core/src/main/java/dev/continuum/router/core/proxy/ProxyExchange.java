@@ -693,6 +693,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                     head.headers(), EmptyHttpHeaders.INSTANCE);
             ReferenceCountUtil.release(head);
             HopByHop.stripResponse(r.headers());
+            UntrustedHeaders.strip(r.headers());
             r.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
             r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, held.readableBytes());
             answer(r);
