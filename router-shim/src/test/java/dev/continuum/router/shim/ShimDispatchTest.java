@@ -368,4 +368,86 @@ class ShimDispatchTest {
         assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("unified");
         assertThat(counter("disaggregated.requests", "routing_path", "unified")).isEqualTo(1);
     }
+
+    @Test
+    void theRefusalIsRecognizedOnAnyStatusAndOnStreams() {
+        startSingle(true);
+        fleet(worker("dynamo", AGG_ID, AGGREGATED));
+        for (DirectModeShim s : List.of(shimA, shimB)) {
+            s.decode(AGG_ID).prefill(PREFILL_ID).refusalStatus(400);
+        }
+
+        HttpResponse<String> buffered = chat(MODEL, false);
+        HttpResponse<String> stream = chat(MODEL, true);
+
+        for (HttpResponse<String> r : List.of(buffered, stream)) {
+            assertThat(r.statusCode()).isEqualTo(503);
+            assertThat(r.body()).contains("disaggregated_prefill_decode_unavailable");
+            assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("unified");
+        }
+        assertThat(allSeen()).hasSize(2);
+        assertThat(plain.completionCount()).isZero();
+        assertThat(counter("disaggregated.errors", "phase", "orchestration")).isEqualTo(2);
+    }
+
+    @Test
+    void aShimThatTimesOutFallsBackToUnifiedRouting() {
+        TestUpstream slowShim = TestUpstream.start("slow").defaultReply(Reply.delayed(Duration.ofSeconds(5),
+                Reply.echo()));
+        try {
+            start("""
+                      discovery: {etcd: {endpoints: ["http://127.0.0.1:2379"]}}
+                      shim: {backends: [shim-slow]}
+                    """, """
+                      - {name: shim-slow, url: "%s", models: [%s], timeout: 300ms}
+                      - {name: plain, url: "%s", models: [%s]}
+                    """.formatted(slowShim.baseUrl(), MODEL, plain.baseUrl(), MODEL), true);
+            disaggregatedFleet();
+
+            HttpResponse<String> r = chat(MODEL, false);
+
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("fallback");
+            assertThat(slowShim.completionRequests()).singleElement().satisfies(q ->
+                    assertThat(q.header("x-dynamo-worker-instance-id")).isEqualTo("9223372036854775850"));
+            assertThat(plain.completionRequests()).singleElement().satisfies(q ->
+                    assertThat(q.headers().keySet()).noneMatch(h -> h.startsWith("x-dynamo-")));
+        } finally {
+            slowShim.close();
+        }
+    }
+
+    @Test
+    void theBodysNvextRoutingFieldsAreStrippedOnThePinnedPathToo() {
+        startSingle(true);
+        disaggregatedFleet();
+        String body = "{\"model\":\"" + MODEL + "\",\"nvext\":{\"backend_instance_id\":1,"
+                + "\"prefill_worker_id\":2,\"annotations\":[\"keep\"]},\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"hi\"}]}";
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                .timeout(Duration.ofSeconds(20)).POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("content-type", "application/json").build();
+        try {
+            assertThat(http.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        DirectModeShim.Seen seen = allSeen().get(0);
+        assertThat(seen.body()).doesNotContain("backend_instance_id", "prefill_worker_id").contains("keep");
+        assertThat(seen.header("x-dynamo-prefill-instance-id")).isEqualTo("1736491");
+    }
+
+    @Test
+    void estimatesPromptTokensFromMessageTextOnly() {
+        io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer(
+                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\"},"
+                        + "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a b c\"}]}],"
+                        + "\"temperature\":0.5}", java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            assertThat(ShimDispatcher.estimatePromptTokens(new dev.continuum.router.core.proxy.DispatchRequest(
+                    "m", false, List.of(), body))).isEqualTo(2 + 3);
+        } finally {
+            body.release();
+        }
+    }
 }

@@ -284,6 +284,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
      * than the refusal): fall back to standard routing without the plan's headers, or fail.
      */
     private void pinnedFailure() {
+        discardError();
         cancelTimeout();
         Channel u = upstream;
         upstream = null;
@@ -323,6 +324,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (finished) {
             return;
         }
+        discardError();
         Backend b = select();
         if (b == null) {
             if (pinned()) {
@@ -777,6 +779,13 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             return;
         }
         Backend b = backendOrThrow();
+        if (errorHead != null) {
+            // A held error answer cut before its end: the head was counted, the body says nothing more.
+            discardError();
+            setLastError(502, "The upstream backend closed the connection mid-answer.");
+            failWithLastError();
+            return;
+        }
         if (upstreamReused && !staleRetried) {
             // A pooled connection the upstream had already given up on: one fresh try, uncounted.
             staleRetried = true;
