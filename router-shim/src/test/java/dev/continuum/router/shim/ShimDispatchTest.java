@@ -450,4 +450,62 @@ class ShimDispatchTest {
             body.release();
         }
     }
+
+    @Test
+    void aWorkerWithAnUnansweredRequestForFiveSecondsIsAvoided() throws Exception {
+        TestUpstream shim = TestUpstream.start("shim").defaultReply(Reply.echo());
+        try {
+            start("""
+                      discovery: {etcd: {endpoints: ["http://127.0.0.1:2379"]}}
+                      shim: {backends: [shim-t]}
+                    """, """
+                      - {name: shim-t, url: "%s", models: [%s]}
+                    """.formatted(shim.baseUrl(), MODEL), true);
+            load.maxStaleness = Duration.ofMinutes(1);
+            fleet(worker("dynamo", 1, AGGREGATED), worker("dynamo", 2, AGGREGATED));
+            load.sample(new WorkerId("dynamo", 1), 0, 0L, null);
+            load.sample(new WorkerId("dynamo", 2), 0, 100L, null);
+            shim.enqueue(Reply.controlledStream());
+
+            var inFlight = http.sendAsync(HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL + "\",\"stream\":true,"
+                            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + "word ".repeat(40) + "\"}]}"))
+                    .header("content-type", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+            var stream = shim.awaitStream(Duration.ofSeconds(10));
+            assertThat(stream.request().header("x-dynamo-worker-instance-id")).isEqualTo("1");
+
+            load.advance(Duration.ofSeconds(6)); // worker 1 left a 4-block request unanswered for 6 s
+            assertThat(chat(MODEL, false).statusCode()).isEqualTo(200);
+            assertThat(shim.completionRequests().get(1).header("x-dynamo-worker-instance-id")).isEqualTo("2");
+
+            load.sample(new WorkerId("dynamo", 1), 0, 0L, null); // a sample ends the suspicion
+            assertThat(chat(MODEL, false).statusCode()).isEqualTo(200);
+            assertThat(shim.completionRequests().get(2).header("x-dynamo-worker-instance-id")).isEqualTo("1");
+
+            stream.finish();
+            assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        } finally {
+            shim.close();
+        }
+    }
+
+    @Test
+    void aBurstBetweenSamplesSpreadsByUnansweredDispatches() {
+        startSingle(true);
+        fleet(worker("dynamo", 1, AGGREGATED), worker("dynamo", 2, AGGREGATED));
+        shimA.decode(1, 2);
+        shimB.decode(1, 2);
+        load.sample(new WorkerId("dynamo", 1), 0, 6L, null);
+        load.sample(new WorkerId("dynamo", 2), 0, 0L, null);
+
+        for (int i = 0; i < 8; i++) {
+            assertThat(chat(MODEL, false).statusCode()).isEqualTo(200);
+        }
+
+        // Each request is 1 block; worker 2 fills up to worker 1's 6 blocks, then they alternate.
+        java.util.Map<String, Long> perWorker = allSeen().stream().collect(java.util.stream.Collectors.groupingBy(
+                q -> q.header("x-dynamo-worker-instance-id"), java.util.stream.Collectors.counting()));
+        assertThat(perWorker).containsEntry("2", 7L).containsEntry("1", 1L);
+    }
 }
