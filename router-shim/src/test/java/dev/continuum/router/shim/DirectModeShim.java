@@ -31,6 +31,13 @@ final class DirectModeShim implements AutoCloseable {
         }
     }
 
+    /** Upstream's exact texts (dynamo-wire.md 7.2). */
+    static final String PREFILL_ID_ERROR = "Prefill worker ID required in Direct routing mode but none found in "
+            + "request. Expected prefill_worker_id to be set via x-prefill-instance-id header by external router "
+            + "(e.g., EPP).";
+    static final String WORKER_ID_ERROR = "Worker ID required (--direct-route) but none found in request. Expected "
+            + "decode_worker_id or backend_instance_id to be set by external router (e.g., EPP).";
+
     private final HttpServer server;
     private final ExecutorService executor = Executors.newFixedThreadPool(2);
     private final List<Seen> seen = new CopyOnWriteArrayList<>();
@@ -106,12 +113,16 @@ final class DirectModeShim implements AutoCloseable {
             }
             Long worker = decimal(headers.get(ShimDispatcher.WORKER_INSTANCE_ID));
             Long prefill = decimal(headers.get(ShimDispatcher.PREFILL_INSTANCE_ID));
-            if (prefill == null && !prefillWorkers.isEmpty()) {
-                reply(ex, refusalStatus, "application/json", "{\"error\":{\"message\":\""
-                        + ShimDispatcher.PREFILL_REFUSAL + "\",\"type\":\"invalid_request_error\"}}");
+            if (worker == null) {
+                reply(ex, 500, "application/json", "{\"error\":{\"message\":\"" + WORKER_ID_ERROR + "\"}}");
                 return;
             }
-            if (worker == null || !decodeWorkers.contains(worker)
+            if (prefill == null && !prefillWorkers.isEmpty()) {
+                reply(ex, refusalStatus, "application/json", "{\"error\":{\"message\":\"" + PREFILL_ID_ERROR
+                        + "\",\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            if (!decodeWorkers.contains(worker)
                     || (prefill != null && !prefillWorkers.contains(prefill))) {
                 reply(ex, 404, "application/json", "{\"error\":{\"message\":\"Worker not found\"}}");
                 return;

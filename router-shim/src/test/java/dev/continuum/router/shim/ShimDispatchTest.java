@@ -360,7 +360,7 @@ class ShimDispatchTest {
 
         HttpResponse<String> r = chat(MODEL, false, "x-dynamo-worker-instance-id", "77");
 
-        assertThat(r.statusCode()).isIn(200, 404);
+        assertThat(r.statusCode()).isIn(200, 404, 500); // a shim replica given no pin refuses, as upstream does
         assertThat(allSeen()).allSatisfy(s -> assertThat(s.headers().keySet())
                 .noneMatch(h -> h.startsWith("x-dynamo-")));
         assertThat(plain.completionRequests()).allSatisfy(s -> assertThat(s.headers().keySet())
