@@ -1,7 +1,8 @@
 /**
- * Stand-ins for the fleet, written from the wire specifications and sharing no router code. For now
- * an OpenAI-wire upstream (buffered and SSE) that the quickstart and the proxy benchmarks run
- * against; the Dynamo fleet simulator and direct-mode frontend emulator join it with their issue.
+ * Stand-ins for the fleet, written from the wire specifications and sharing no router code. An
+ * OpenAI-wire upstream (buffered and SSE) that the quickstart and the proxy benchmarks run against, and
+ * a direct-mode frontend emulator ({@code DirectFrontend}); the simulated Dynamo workers (registration and
+ * kv_metrics publishing) are still to come.
  */
 @NullMarked
 package dev.continuum.router.sim;

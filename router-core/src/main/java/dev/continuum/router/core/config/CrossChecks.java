@@ -73,6 +73,11 @@ final class CrossChecks {
         if (!ds.enabled()) {
             return;
         }
+        // With a Dynamo shim (dynamo.shim), prefill and decode happen inside the direct-mode frontend, whose
+        // replicas are ordinary role: unified backends: the seed's own example sets fallback_to_unified: false.
+        if (config.dynamo().enabled() && config.dynamo().sections().containsKey("shim")) {
+            return;
+        }
         boolean prefill = config.backends().stream().anyMatch(b -> b.enabled() && b.role() == BackendRole.PREFILL);
         boolean decode = config.backends().stream().anyMatch(b -> b.enabled() && b.role() == BackendRole.DECODE);
         if (prefill && decode) {

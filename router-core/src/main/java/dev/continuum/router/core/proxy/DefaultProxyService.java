@@ -36,6 +36,7 @@ final class DefaultProxyService implements ProxyService {
     /** Guarded by {@code this}. */
     private Map<String, BackendResources> resources = new HashMap<>();
     private volatile boolean closed;
+    private volatile @org.jspecify.annotations.Nullable DispatchHook dispatchHook;
 
     DefaultProxyService(RouterConfig config, ProxyMetrics metrics, EventLoopGroup group, boolean epoll,
                         ProxyOptions options) {
@@ -137,6 +138,15 @@ final class DefaultProxyService implements ProxyService {
         ProxyExchange e = new ProxyExchange(this, state.get(), exchange);
         e.start();
         return e;
+    }
+
+    @Override
+    public void dispatchHook(@org.jspecify.annotations.Nullable DispatchHook hook) {
+        this.dispatchHook = hook;
+    }
+
+    @org.jspecify.annotations.Nullable DispatchHook dispatchHook() {
+        return dispatchHook;
     }
 
     @Override

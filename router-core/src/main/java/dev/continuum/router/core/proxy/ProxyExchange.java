@@ -12,6 +12,7 @@ import dev.continuum.router.core.metrics.StatusClass;
 import dev.continuum.router.core.metrics.StreamSide;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
@@ -36,6 +37,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -79,6 +81,12 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
     private static final JsonFactory JSON = JsonFactory.builder().build();
     private static final AsciiString X_API_KEY = AsciiString.cached("x-api-key");
+    /** A client asking to see which backend (and, when pinned, which workers) served it; any value, even blank. */
+    private static final AsciiString X_BACKEND = AsciiString.cached("x-backend");
+    private static final AsciiString X_CONTINUUM_BACKEND = AsciiString.cached("x-continuum-backend");
+    private static final AsciiString X_CONTINUUM_ROUTING_PATH = AsciiString.cached("x-continuum-routing-path");
+    private static final String ROUTING_PATH_UNIFIED = "unified";
+    private static final String ROUTING_PATH_FALLBACK = "fallback";
 
     private final DefaultProxyService service;
     private final ProxyState state;
@@ -117,6 +125,15 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     private boolean closeClient;
     private int status;
     private int lastErrorStatus = 503;
+    /** The hook's plan for this request, or null on the standard path. Never re-made on a retry. */
+    private @Nullable DispatchPlan plan;
+    private boolean planEnded;
+    private boolean fellBack;
+    /** The request's standard candidates; the plan narrowed {@link #candidates} to its backends. */
+    private List<Backend> standardCandidates = List.of();
+    /** A non-2xx head on the plan's path, held (with up to 64 KiB of its body) until the body says what it is. */
+    private @Nullable HttpResponse errorHead;
+    private @Nullable CompositeByteBuf errorBody;
     private String lastErrorMessage = "No backend could serve the request.";
 
     ProxyExchange(DefaultProxyService service, ProxyState state, ClientExchange client) {
@@ -197,7 +214,106 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             }
         }
         candidates = serving;
+        planDispatch(p);
         state.retryBudget.onRequest();
+        attempt();
+    }
+
+    /** Asks the dispatch hook, once per request; a plan narrows the candidates to its backends. */
+    private void planDispatch(ParsedRequest p) {
+        DispatchHook hook = service.dispatchHook();
+        if (hook == null || client.route() != ProxyRoute.CHAT_COMPLETIONS
+                || !state.config.disaggregatedServing().enabled()) {
+            return;
+        }
+        List<String> usable = new ArrayList<>(candidates.size());
+        for (Backend c : candidates) {
+            if (c.available()) {
+                usable.add(c.name());
+            }
+        }
+        if (usable.isEmpty()) {
+            return;
+        }
+        DispatchPlan pl;
+        try {
+            pl = hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate()));
+        } catch (RuntimeException e) {
+            log.warn("dispatch hook failed; the request takes standard routing", e);
+            return;
+        }
+        if (pl == null) {
+            return;
+        }
+        List<Backend> pool = new ArrayList<>(pl.backends().size());
+        for (Backend c : candidates) {
+            if (pl.backends().contains(c.name())) {
+                pool.add(c);
+            }
+        }
+        plan = pl;
+        if (pool.isEmpty()) {
+            endPlan(DispatchPlan.Outcome.ABANDONED);
+            plan = null;
+            return;
+        }
+        standardCandidates = candidates;
+        candidates = pool;
+    }
+
+    /** Whether attempts still run on the plan's path (with its headers). */
+    private boolean pinned() {
+        return plan != null && !fellBack;
+    }
+
+    private void endPlan(DispatchPlan.Outcome outcome) {
+        DispatchPlan pl = plan;
+        if (pl == null || planEnded) {
+            return;
+        }
+        planEnded = true;
+        try {
+            pl.listener().ended(outcome);
+        } catch (RuntimeException e) {
+            log.warn("dispatch plan listener failed", e);
+        }
+    }
+
+    /**
+     * The plan's path failed before anything reached the client (transport failure, timeout, non-2xx other
+     * than the refusal): fall back to standard routing without the plan's headers, or fail.
+     */
+    private void pinnedFailure() {
+        discardError();
+        cancelTimeout();
+        Channel u = upstream;
+        upstream = null;
+        if (u != null) {
+            detachUpstream(u);
+        }
+        Backend b = backend;
+        if (b != null && permit != CircuitBreaker.NO_PERMIT) {
+            b.resources().breaker.onIgnored(permit);
+            permit = CircuitBreaker.NO_PERMIT;
+        }
+        List<Backend> rest = new ArrayList<>(standardCandidates.size());
+        for (Backend c : standardCandidates) {
+            if (!wasTried(c)) {
+                rest.add(c);
+            }
+        }
+        if (!state.config.disaggregatedServing().fallbackToUnified() || rest.isEmpty()) {
+            endPlan(DispatchPlan.Outcome.FAILED);
+            answer(OpenAiErrors.error(502, OpenAiErrors.SERVER, "disaggregated_decode_failed",
+                    "The disaggregated serving path failed" + (rest.isEmpty() ? " and no other backend serves the model."
+                            : ".")));
+            return;
+        }
+        endPlan(DispatchPlan.Outcome.FELL_BACK);
+        fellBack = true;
+        candidates = rest;
+        attempts = 0;
+        backendRetryAfterSeconds = 0;
         attempt();
     }
 
@@ -208,9 +324,12 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (finished) {
             return;
         }
+        discardError();
         Backend b = select();
         if (b == null) {
-            if (attempts > 0) {
+            if (pinned()) {
+                pinnedFailure();
+            } else if (attempts > 0) {
                 failWithLastError();
             } else if (backendRetryAfterSeconds > 0) {
                 service.metrics.rateLimited(RateLimitTier.BACKEND);
@@ -384,6 +503,12 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             }
             out.add(name, e.getValue());
         }
+        DispatchPlan pl = plan;
+        if (pl != null && !fellBack) {
+            for (Map.Entry<String, String> e : pl.upstreamHeaders().entrySet()) {
+                out.set(e.getKey(), e.getValue());
+            }
+        }
         out.set(HttpHeaderNames.HOST, b.resources().endpoint.hostHeader());
         if (backendAuth != null) {
             out.set(HttpHeaderNames.AUTHORIZATION, backendAuth);
@@ -433,6 +558,12 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             b.resources().breaker.onSuccess(permit);
         }
         permit = CircuitBreaker.NO_PERMIT;
+        if (pinned() && code >= 300) {
+            // Whether this is the plan's refusal, a retry, a fallback or a relay depends on the body.
+            errorHead = head;
+            errorBody = clientCh.alloc().compositeBuffer();
+            return;
+        }
         if ((code == 502 || code == 503) && takeRetry()) {
             ReferenceCountUtil.release(head);
             cancelTimeout();
@@ -461,6 +592,8 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
         upstreamKeepAlive = HttpUtil.isKeepAlive(head);
         HopByHop.stripResponse(h);
+        UntrustedHeaders.strip(h); // no x-dynamo-* header is ever echoed to the client
+        decorate(h);
         head.setProtocolVersion(HttpVersion.HTTP_1_1);
         closeClient = client.closeAfterResponse();
         boolean hasBody = code != 204 && code != 304;
@@ -477,6 +610,116 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         clientCh.write(head);
     }
 
+    /** Continuum's routing headers: the routing path always, identities only when the client sent x-backend. */
+    private void decorate(HttpHeaders h) {
+        if (client.route() == ProxyRoute.MODELS) {
+            return;
+        }
+        DispatchPlan pl = plan;
+        h.set(X_CONTINUUM_ROUTING_PATH, pl == null ? ROUTING_PATH_UNIFIED
+                : fellBack ? ROUTING_PATH_FALLBACK : pl.routingPath());
+        if (request.headers().contains(X_BACKEND)) {
+            Backend b = backend;
+            if (b != null) {
+                h.set(X_CONTINUUM_BACKEND, b.name());
+            }
+            if (pl != null && !fellBack) {
+                for (Map.Entry<String, String> e : pl.disclosedHeaders().entrySet()) {
+                    h.set(e.getKey(), e.getValue());
+                }
+            }
+        }
+    }
+
+    /** Collects an error body on the plan's path; the decision comes with its last chunk. */
+    private void collectError(HttpContent c, CompositeByteBuf held) {
+        boolean last = c instanceof LastHttpContent;
+        boolean failed = c.decoderResult().isFailure();
+        int room = DispatchPlan.MAX_INSPECTED_ERROR_BYTES - held.readableBytes();
+        ByteBuf in = c.content();
+        if (!failed && room > 0 && in.isReadable()) {
+            held.addComponent(true, in.readRetainedSlice(Math.min(room, in.readableBytes())));
+        }
+        c.release();
+        if (failed) {
+            discardError();
+            setLastError(502, "The upstream backend sent an invalid response.");
+            failWithLastError();
+        } else if (last) {
+            decideError();
+        }
+    }
+
+    private void decideError() {
+        HttpResponse head = errorHead;
+        CompositeByteBuf held = errorBody;
+        DispatchPlan pl = plan;
+        errorHead = null;
+        errorBody = null;
+        if (head == null || held == null || pl == null) {
+            throw new IllegalStateException("no held error");
+        }
+        Backend b = backendOrThrow();
+        int code = head.status().code();
+        cancelTimeout();
+        Channel u = upstream;
+        upstream = null;
+        if (u != null) {
+            if (HttpUtil.isKeepAlive(head)) {
+                b.resources().pool.release(u); // the answer was read to its end
+            } else {
+                detachUpstream(u);
+            }
+        }
+        if (held.toString(StandardCharsets.UTF_8).contains(pl.refusalMarker())) {
+            held.release();
+            ReferenceCountUtil.release(head);
+            endPlan(DispatchPlan.Outcome.REFUSED);
+            answer(OpenAiErrors.serviceUnavailable(pl.refusalCode(),
+                    "The upstream refused the pinned prefill/decode pair; the request was not retried."));
+            return;
+        }
+        if ((code == 502 || code == 503) && takeRetry()) {
+            held.release();
+            ReferenceCountUtil.release(head);
+            setLastError(code, "The upstream backend answered " + code + ".");
+            scheduleRetry(b, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
+            return;
+        }
+        ParsedRequest p = parsed;
+        boolean stream = p != null && p.stream();
+        if (stream && code < 500 && code != 429 && code != 408) {
+            // A stream's other 4xx is the client's problem, not the path's: relay it as sent.
+            endPlan(DispatchPlan.Outcome.FAILED);
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, head.status(), held,
+                    head.headers(), EmptyHttpHeaders.INSTANCE);
+            ReferenceCountUtil.release(head);
+            HopByHop.stripResponse(r.headers());
+            UntrustedHeaders.strip(r.headers());
+            r.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, held.readableBytes());
+            answer(r);
+            return;
+        }
+        held.release();
+        ReferenceCountUtil.release(head);
+        setLastError(code >= 500 ? code : 502, "The upstream backend answered " + code + ".");
+        pinnedFailure();
+    }
+
+    private void discardError() {
+        CompositeByteBuf held = errorBody;
+        errorBody = null;
+        if (held != null) {
+            held.release();
+        }
+        HttpResponse head = errorHead;
+        errorHead = null;
+        if (head != null) {
+            ReferenceCountUtil.release(head);
+        }
+    }
+
     private static boolean isEventStream(@Nullable String contentType) {
         return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
     }
@@ -488,6 +731,11 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             if (last) {
                 informational = false;
             }
+            return;
+        }
+        CompositeByteBuf held = errorBody;
+        if (held != null) {
+            collectError(c, held);
             return;
         }
         if (!committed) {
@@ -531,6 +779,13 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             return;
         }
         Backend b = backendOrThrow();
+        if (errorHead != null) {
+            // A held error answer cut before its end: the head was counted, the body says nothing more.
+            discardError();
+            setLastError(502, "The upstream backend closed the connection mid-answer.");
+            failWithLastError();
+            return;
+        }
         if (upstreamReused && !staleRetried) {
             // A pooled connection the upstream had already given up on: one fresh try, uncounted.
             staleRetried = true;
@@ -583,9 +838,17 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             upstreamAbort();
             return;
         }
-        b.resources().breaker.onFailure(permit);
-        permit = CircuitBreaker.NO_PERMIT;
-        b.resources().meters.request(StatusClass.ERROR);
+        if (errorBody != null) {
+            discardError(); // the head was already counted
+        } else {
+            b.resources().breaker.onFailure(permit);
+            permit = CircuitBreaker.NO_PERMIT;
+            b.resources().meters.request(StatusClass.ERROR);
+        }
+        if (pinned()) {
+            pinnedFailure();
+            return;
+        }
         Duration t = b.config().effectiveTimeout(state.config.server());
         answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
     }
@@ -635,6 +898,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     // ---------------------------------------------------------------- endings
 
     private void finishRelayed(ChannelFuture lastWrite) {
+        endPlan(DispatchPlan.Outcome.SERVED);
         finished = true;
         Channel u = upstream;
         upstream = null;
@@ -651,6 +915,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
 
     /** The upstream failed after the head went out: the client's response is cut (connection closed). */
     private void upstreamAbort() {
+        endPlan(DispatchPlan.Outcome.FAILED);
         finished = true;
         cancelTimeout();
         Channel u = upstream;
@@ -665,6 +930,10 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     private void failWithLastError() {
+        if (pinned()) {
+            pinnedFailure();
+            return;
+        }
         answer(switch (lastErrorStatus) {
             case 503 -> OpenAiErrors.serviceUnavailable("service_unavailable", lastErrorMessage);
             case 504 -> OpenAiErrors.gatewayTimeout(lastErrorMessage);
@@ -691,6 +960,9 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (b != null && permit != CircuitBreaker.NO_PERMIT) {
             b.resources().breaker.onIgnored(permit);
             permit = CircuitBreaker.NO_PERMIT;
+        }
+        if (plan != null) {
+            decorate(response.headers());
         }
         releaseRequest();
         boolean close = client.closeAfterResponse();
@@ -790,6 +1062,8 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     }
 
     private void releaseRequest() {
+        discardError();
+        endPlan(DispatchPlan.Outcome.ABANDONED);
         if (!requestReleased) {
             requestReleased = true;
             request.release();

@@ -41,6 +41,12 @@ public interface ProxyService extends AutoCloseable {
      */
     RelayControl handle(ClientExchange exchange);
 
+    /**
+     * Installs (or, with null, removes) the hook that may pin chat completions to upstream-side workers;
+     * takes effect for requests that start afterwards. See {@link DispatchHook}.
+     */
+    void dispatchHook(@org.jspecify.annotations.Nullable DispatchHook hook);
+
     /** Times a relay stopped reading an upstream because the client could not keep up (diagnostic). */
     long upstreamReadPauses();
 

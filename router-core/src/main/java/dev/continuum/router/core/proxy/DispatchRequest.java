@@ -1,0 +1,24 @@
+package dev.continuum.router.core.proxy;
+
+import io.netty.buffer.ByteBuf;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a {@link DispatchHook} sees of one request.
+ *
+ * @param model          the client's model ID
+ * @param stream         whether the client asked for a stream
+ * @param usableBackends names of the request's candidate backends that can take an attempt now (serving the
+ *                       model, allowed for the key, routable by health, breaker not open), in configuration
+ *                       order
+ * @param body           the body as it will be sent (client {@code nvext} routing fields already removed);
+ *                       borrowed: valid only during the call, never retained or released by the hook
+ */
+public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body) {
+    public DispatchRequest {
+        Objects.requireNonNull(model, "model");
+        usableBackends = List.copyOf(usableBackends);
+        Objects.requireNonNull(body, "body");
+    }
+}

@@ -1,0 +1,25 @@
+package dev.continuum.router.shim;
+
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a picker needs to know about one request.
+ *
+ * @param model                 the Dynamo model name to match against worker cards, after
+ *                              {@code dynamo.shim.model_map} (the outbound body keeps the client's ID)
+ * @param namespaces            the Dynamo namespaces whose shim pool has a usable replica for this request
+ *                              (visibility, health and per-key policy already applied); others offer no
+ *                              candidates, so a pair never lands in a graph the request cannot reach
+ * @param estimatedPromptTokens see {@link PromptTokens#estimate}
+ */
+public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
+    public PickRequest {
+        Objects.requireNonNull(model, "model");
+        namespaces = Set.copyOf(namespaces);
+        if (estimatedPromptTokens < 0) {
+            throw new IllegalArgumentException(
+                    "estimatedPromptTokens: " + estimatedPromptTokens + " (expected: >= 0)");
+        }
+    }
+}

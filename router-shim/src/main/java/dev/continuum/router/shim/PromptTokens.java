@@ -1,0 +1,26 @@
+package dev.continuum.router.shim;
+
+/**
+ * The coarse prompt-size heuristic the load-only picker uses without a tokenizer (the KV issue brings real
+ * tokenization): the larger of one token per four characters (rounded up) and one token per
+ * whitespace-separated word. Four characters per token is the usual English BPE average; the word count
+ * keeps short-word and non-Latin text from being underestimated below one token per word.
+ */
+public final class PromptTokens {
+    private PromptTokens() {
+    }
+
+    public static long estimate(CharSequence text) {
+        long chars = text.length();
+        long words = 0;
+        boolean inWord = false;
+        for (int i = 0; i < text.length(); i++) {
+            boolean space = Character.isWhitespace(text.charAt(i));
+            if (!space && !inWord) {
+                words++;
+            }
+            inWord = !space;
+        }
+        return Math.max((chars + 3) / 4, words);
+    }
+}

@@ -1,0 +1,191 @@
+package dev.continuum.router.shim;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.continuum.router.core.proxy.DispatchHook;
+import dev.continuum.router.core.proxy.DispatchPlan;
+import dev.continuum.router.core.proxy.DispatchRequest;
+import dev.continuum.router.discovery.DynamoSnapshot;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.buffer.ByteBufInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The disaggregated orchestrator's Dynamo path, as core's {@link DispatchHook}: for a chat completion whose
+ * candidates include a usable shim replica, it runs the picker over the namespaces with such a replica and
+ * returns a plan that sends the request to the winner namespace's pool with the picker's {@code x-dynamo-*}
+ * headers (instance IDs in unsigned decimal, which is all {@code dynamo.frontend} accepts; rank headers
+ * whenever the card declares {@code data_parallel_size}, including rank 0). The body keeps the client's
+ * model ID; {@code dynamo.shim.model_map} applies to candidate matching only.
+ *
+ * <p>Install with {@code proxyService.dispatchHook(dispatcher)}. The picker is replaceable at run time
+ * ({@link #setPicker}); the snapshot and config suppliers are read on every request, so a registry update or
+ * a reload of {@code dynamo.shim} applies to the next request.
+ */
+public final class ShimDispatcher implements DispatchHook {
+    /** Upstream's {@code DIRECT_MODE_PREFILL_ID_ERROR}: a direct-mode frontend refusing a request without a prefill pin. */
+    public static final String PREFILL_REFUSAL = "Prefill worker ID required in Direct routing mode";
+    /** The error code the client gets for that refusal (503). */
+    public static final String REFUSAL_CODE = "disaggregated_prefill_decode_unavailable";
+
+    static final String WORKER_INSTANCE_ID = "x-dynamo-worker-instance-id";
+    static final String PREFILL_INSTANCE_ID = "x-dynamo-prefill-instance-id";
+    static final String DP_RANK = "x-dynamo-dp-rank";
+    static final String PREFILL_DP_RANK = "x-dynamo-prefill-dp-rank";
+    static final String DISCLOSED_WORKER = "x-continuum-worker-instance-id";
+    static final String DISCLOSED_PREFILL = "x-continuum-prefill-instance-id";
+
+    private static final JsonFactory JSON = JsonFactory.builder().build();
+
+    private final Supplier<DynamoSnapshot> snapshots;
+    private final Supplier<ShimConfig> config;
+    private final AtomicReference<DynamoWorkerPicker> picker;
+    private final DisaggregatedMetrics metrics;
+
+    private ShimDispatcher(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> config, DynamoWorkerPicker picker,
+            DisaggregatedMetrics metrics) {
+        this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
+        this.config = Objects.requireNonNull(config, "config");
+        this.picker = new AtomicReference<>(Objects.requireNonNull(picker, "picker"));
+        this.metrics = metrics;
+    }
+
+    /**
+     * @param snapshots the registry's current view ({@code registry::snapshot})
+     * @param config    the live {@code dynamo.shim} ({@code () -> configStore.current().dynamo().section(shimSection)})
+     * @param picker    the initial picker ({@link DynamoWorkerPicker#loadBased})
+     * @param registry  where {@code disaggregated_requests_total} and {@code disaggregated_errors_total} go
+     */
+    public static ShimDispatcher create(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> config,
+            DynamoWorkerPicker picker, MeterRegistry registry) {
+        return new ShimDispatcher(snapshots, config, picker, new DisaggregatedMetrics(registry));
+    }
+
+    public DynamoWorkerPicker picker() {
+        return picker.get();
+    }
+
+    /** Replaces the picker for requests that start afterwards (the KV-aware picker replaces the default). */
+    public void setPicker(DynamoWorkerPicker next) {
+        picker.set(Objects.requireNonNull(next, "picker"));
+    }
+
+    @Override
+    public @Nullable DispatchPlan plan(DispatchRequest request) {
+        DispatchPlan plan = planOrNull(request);
+        if (plan == null) {
+            metrics.request(RoutingPath.UNIFIED);
+        }
+        return plan;
+    }
+
+    private @Nullable DispatchPlan planOrNull(DispatchRequest request) {
+        DynamoSnapshot snapshot = snapshots.get();
+        ShimConfig shim = config.get();
+        if (!snapshot.enabled() || !shim.configured()) {
+            return null;
+        }
+        // Graph-local dispatch: only namespaces with a replica this request may use now offer candidates.
+        Map<String, List<String>> usable = new LinkedHashMap<>();
+        for (Map.Entry<String, List<String>> pool : shim.poolsByNamespace(snapshot.namespaces()).entrySet()) {
+            List<String> replicas = new ArrayList<>();
+            for (String b : pool.getValue()) {
+                if (request.usableBackends().contains(b)) {
+                    replicas.add(b);
+                }
+            }
+            if (!replicas.isEmpty()) {
+                usable.put(pool.getKey(), replicas);
+            }
+        }
+        if (usable.isEmpty()) {
+            return null;
+        }
+        Set<String> namespaces = new HashSet<>(usable.keySet());
+        Selection selection = picker.get().pick(snapshot, new PickRequest(shim.workerModel(request.model()),
+                namespaces, estimatePromptTokens(request)));
+        if (selection == null) {
+            return null;
+        }
+        List<String> pool = usable.get(selection.namespace());
+        if (pool == null) {
+            // A picker that ignored the offered namespaces: never send a pin to another graph's frontend.
+            selection.dispatch().ended();
+            return null;
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        Map<String, String> disclosed = new LinkedHashMap<>();
+        WorkerPin decode = selection.decode();
+        headers.put(WORKER_INSTANCE_ID, decode.worker().decimal());
+        disclosed.put(DISCLOSED_WORKER, decode.worker().decimal());
+        if (decode.rankDeclared()) {
+            headers.put(DP_RANK, Long.toString(decode.dpRank()));
+        }
+        WorkerPin prefill = selection.prefill();
+        if (prefill != null) {
+            headers.put(PREFILL_INSTANCE_ID, prefill.worker().decimal());
+            disclosed.put(DISCLOSED_PREFILL, prefill.worker().decimal());
+            if (prefill.rankDeclared()) {
+                headers.put(PREFILL_DP_RANK, Long.toString(prefill.dpRank()));
+            }
+        }
+        RoutingPath path = prefill != null ? RoutingPath.PREFILL_THEN_DECODE : RoutingPath.UNIFIED;
+        Selection.Dispatch dispatch = selection.dispatch();
+        return new DispatchPlan(pool, headers, disclosed, path.label(), PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
+            dispatch.ended();
+            metrics.ended(path, outcome);
+        });
+    }
+
+    /** {@link PromptTokens#estimate} over the text of {@code messages} (or {@code prompt}); 0 when unreadable. */
+    static long estimatePromptTokens(DispatchRequest request) {
+        long tokens = 0;
+        try (InputStream in = new ByteBufInputStream(request.body().duplicate());
+                JsonParser p = JSON.createParser(in)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return 0;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if (!"messages".equals(name) && !"prompt".equals(name)) {
+                    p.skipChildren();
+                    continue;
+                }
+                if (value == JsonToken.VALUE_STRING) {
+                    tokens += PromptTokens.estimate(p.getText());
+                    continue;
+                }
+                int depth = value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY ? 1 : 0;
+                while (depth > 0) {
+                    JsonToken t = p.nextToken();
+                    if (t == null) {
+                        break;
+                    } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                        depth++;
+                    } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                        depth--;
+                    } else if (t == JsonToken.VALUE_STRING && !"role".equals(p.currentName())
+                            && !"type".equals(p.currentName())) {
+                        tokens += PromptTokens.estimate(p.getText());
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // The proxy already validated the body; an unexpected shape only loses the size term.
+        }
+        return tokens;
+    }
+}

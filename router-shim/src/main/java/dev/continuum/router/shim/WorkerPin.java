@@ -1,0 +1,25 @@
+package dev.continuum.router.shim;
+
+import dev.continuum.router.discovery.WorkerId;
+import dev.continuum.router.discovery.WorkerRole;
+import java.util.Objects;
+
+/**
+ * One pinned (worker, dp_rank).
+ *
+ * @param worker       namespace and instance ID (sent in decimal)
+ * @param role         the worker's role ({@code decode} or {@code aggregated} for the decode pin,
+ *                     {@code prefill} for the prefill pin)
+ * @param dpRank       the chosen data-parallel rank
+ * @param rankDeclared whether the card declares {@code data_parallel_size} (any value, including 1): only then
+ *                     is the rank header sent, including rank 0
+ */
+public record WorkerPin(WorkerId worker, WorkerRole role, long dpRank, boolean rankDeclared) {
+    public WorkerPin {
+        Objects.requireNonNull(worker, "worker");
+        Objects.requireNonNull(role, "role");
+        if (dpRank < 0 || dpRank > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("dpRank: " + dpRank + " (expected: an unsigned 32-bit value)");
+        }
+    }
+}

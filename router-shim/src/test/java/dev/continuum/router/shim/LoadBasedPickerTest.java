@@ -1,0 +1,459 @@
+package dev.continuum.router.shim;
+
+import static dev.continuum.router.discovery.WorkerRole.AGGREGATED;
+import static dev.continuum.router.discovery.WorkerRole.DECODE;
+import static dev.continuum.router.discovery.WorkerRole.PREFILL;
+import static dev.continuum.router.discovery.WorkerRole.UNKNOWN;
+import static dev.continuum.router.shim.ShimFleets.MODEL;
+import static dev.continuum.router.shim.ShimFleets.snapshot;
+import static dev.continuum.router.shim.ShimFleets.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.continuum.router.discovery.DiscoverySourceKind;
+import dev.continuum.router.discovery.DynamoSnapshot;
+import dev.continuum.router.discovery.DynamoWorker;
+import dev.continuum.router.discovery.ModelCard;
+import dev.continuum.router.discovery.WorkerId;
+import dev.continuum.router.load.wire.ActiveLoad;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class LoadBasedPickerTest {
+    private static final String NS = "dynamo";
+    /** 64 tokens: 4 blocks of 16, enough for the stall rule's "two or more blocks". */
+    private static final long EST = 64;
+
+    private final ScriptedLoad load = new ScriptedLoad();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final LoadBasedPicker picker =
+            (LoadBasedPicker) DynamoWorkerPicker.loadBased(load, load, registry);
+
+    private static WorkerId id(long instance) {
+        return new WorkerId(NS, instance);
+    }
+
+    private Selection pick(DynamoSnapshot snapshot) {
+        return pick(snapshot, Set.of(NS));
+    }
+
+    private Selection pick(DynamoSnapshot snapshot, Set<String> namespaces) {
+        Selection s = picker.pick(snapshot, new PickRequest(MODEL, namespaces, EST));
+        assertThat(s).isNotNull();
+        return s;
+    }
+
+    private List<Long> decodeIds(DynamoSnapshot snapshot, int times) {
+        List<Long> out = new ArrayList<>();
+        for (int i = 0; i < times; i++) {
+            out.add(pick(snapshot).decode().worker().instanceId());
+        }
+        return out;
+    }
+
+    private double selections(String role, String reason) {
+        return registry.get(SelectionMetrics.SELECTIONS).tag("role", role).tag("reason", reason).counter().count();
+    }
+
+    // --- Selection: the cost formulas ---------------------------------------------------------------------
+
+    @Test
+    void prefillCostIsActivePrefillTokensOverMaxNumBatchedTokens() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, null, 500L);
+        load.sample(id(3), 0, null, 100L);
+        Selection sel = pick(s);
+        assertThat(sel.decode().worker()).isEqualTo(id(1));
+        assertThat(sel.prefill()).isNotNull();
+        assertThat(sel.prefill().worker()).isEqualTo(id(3));
+        assertThat(sel.prefillReason()).isEqualTo(SelectionReason.LOAD);
+    }
+
+    @Test
+    void decodeCostAddsThePromptsBlocksOverTotalKvBlocks() {
+        // Same backlog, different capacity: 10 + 4 blocks of 1000 beats 10 + 4 of 100.
+        ModelCard small = new ModelCard(MODEL, null, false, 16, new ModelCard.WorkerCapacity(100L, 1000L, null,
+                null), null, null, null, ModelCard.CardArtifacts.NONE, null, null);
+        DynamoWorker tiny = new DynamoWorker(id(1), DECODE, "decode", "generate", small, ShimFleets.T0,
+                ShimFleets.T0);
+        DynamoSnapshot s = snapshot(tiny, worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 10L, null);
+        load.sample(id(2), 0, 10L, null);
+        assertThat(pick(s).decode().worker()).isEqualTo(id(2));
+    }
+
+    @Test
+    void activeDecodeBlocksFallsBackToKvUsedBlocksWhenNil() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, new ActiveLoad(1, 0, null, null, null, 300L));
+        load.sample(id(2), 0, new ActiveLoad(2, 0, null, null, null, 200L));
+        assertThat(decodeIds(s, 3)).containsOnly(2L);
+    }
+
+    @Test
+    void workersWithDataParallelSizeContributeOneCandidatePerDpRank() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, AGGREGATED, MODEL, 4, 2));
+        load.sample(id(1), 4, 50L, null);
+        load.sample(id(1), 5, 10L, null);
+        Selection sel = pick(s);
+        assertThat(sel.decode().dpRank()).isEqualTo(5);
+        assertThat(sel.decode().rankDeclared()).isTrue();
+        assertThat(sel.prefill()).isNull();
+    }
+
+    @Test
+    void rankIsDeclaredOnlyWhenTheCardHasDataParallelSize() {
+        Selection sel = pick(snapshot(worker(NS, 1, AGGREGATED)));
+        assertThat(sel.decode().dpRank()).isZero();
+        assertThat(sel.decode().rankDeclared()).isFalse();
+        Selection one = pick(snapshot(worker(NS, 1, AGGREGATED, MODEL, null, 1)));
+        assertThat(one.decode().rankDeclared()).isTrue();
+    }
+
+    @Test
+    void aCandidateWithoutTheCapacityItsPhaseNeedsHasNoDefinedCost() {
+        DynamoSnapshot s = snapshot(ShimFleets.noCapacity(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 900L, null);
+        assertThat(decodeIds(s, 3)).containsOnly(2L);
+    }
+
+    @Test
+    void equalCostsRotateOnThePerPhaseCursor() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE), worker(NS, 3, DECODE),
+                worker(NS, 9, PREFILL), worker(NS, 8, PREFILL));
+        for (long w : new long[] {1, 2, 3}) {
+            load.sample(id(w), 0, 5L, null);
+        }
+        load.sample(id(8), 0, null, 7L);
+        load.sample(id(9), 0, null, 7L);
+        // Every pick records unanswered blocks on its winner; a fresh sample answers them again.
+        List<Long> decodes = new ArrayList<>();
+        List<Long> prefills = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Selection sel = pick(s);
+            decodes.add(sel.decode().worker().instanceId());
+            prefills.add(sel.prefill().worker().instanceId());
+            load.advance(Duration.ofMillis(1));
+            for (long w : new long[] {1, 2, 3}) {
+                load.sample(id(w), 0, 5L, null);
+            }
+            load.sample(id(8), 0, null, 7L);
+            load.sample(id(9), 0, null, 7L);
+        }
+        assertThat(decodes).containsExactly(1L, 2L, 3L, 1L, 2L, 3L);
+        assertThat(prefills).containsExactly(8L, 9L, 8L, 9L, 8L, 9L);
+        assertThat(selections("decode", "load")).isEqualTo(6);
+        assertThat(selections("prefill", "load")).isEqualTo(6);
+    }
+
+    // --- Staleness and the best-effort contract ------------------------------------------------------------
+
+    @Test
+    void quietNeverPublishedCountsAsIdleAndCompetesOnCost() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 100L, null);
+        Selection sel = pick(s);
+        assertThat(sel.decode().worker()).isEqualTo(id(2));
+        assertThat(sel.decodeReason()).isEqualTo(SelectionReason.LOAD);
+    }
+
+    @Test
+    void quietLastSampleReportedNoBacklogCountsAsIdleAfterItAges() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(2), 0, 0L, 0L);
+        load.advance(Duration.ofSeconds(10));
+        load.sample(id(1), 0, 100L, null);
+        assertThat(pick(s).decode().worker()).isEqualTo(id(2));
+    }
+
+    @Test
+    void silentUnderLoadHasNoCostAndIsNotChosenWhileAnotherWorkerHasOne() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(2), 0, 1L, null);
+        load.advance(Duration.ofSeconds(10));
+        load.sample(id(1), 0, 900L, null);
+        assertThat(decodeIds(s, 4)).containsOnly(1L);
+    }
+
+    @Test
+    void aFreshSampleWithoutThePhasesFieldHasNoDefinedCost() {
+        // dynamo.vllm prefill: active_prefill_tokens is nil; worker 3 publishes it.
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL));
+        load.sample(id(2), 0, new ActiveLoad(2, 0, null, null, null, 0L));
+        load.sample(id(3), 0, null, 900L);
+        for (int i = 0; i < 3; i++) {
+            assertThat(pick(s).prefill().worker()).isEqualTo(id(3));
+        }
+    }
+
+    @Test
+    void noFreshSampleOnAnyWorkerRotatesAcrossAllWorkersAsRoundRobinStale() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE), worker(NS, 3, DECODE));
+        load.sample(id(1), 0, 900L, null); // silent under load once stale: still in the rotation
+        load.advance(Duration.ofSeconds(4));
+        Selection first = pick(s);
+        assertThat(first.decodeReason()).isEqualTo(SelectionReason.ROUND_ROBIN_STALE);
+        assertThat(first.prefillReason()).isEqualTo(SelectionReason.NO_PREFILL_POOL);
+        assertThat(decodeIds(s, 5)).containsExactly(2L, 3L, 1L, 2L, 3L);
+        assertThat(selections("decode", "round_robin_stale")).isEqualTo(6);
+    }
+
+    @Test
+    void aVllmPrefillPoolWithoutPrefillTokensRotatesPrefillAsRoundRobinStale() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL));
+        load.sample(id(1), 0, new ActiveLoad(1, 0, null, null, null, 5L));
+        load.sample(id(2), 0, new ActiveLoad(2, 0, null, null, null, 0L));
+        load.sample(id(3), 0, new ActiveLoad(3, 0, null, null, null, 0L));
+        List<Long> prefills = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Selection sel = pick(s);
+            assertThat(sel.decodeReason()).isEqualTo(SelectionReason.LOAD);
+            assertThat(sel.prefillReason()).isEqualTo(SelectionReason.ROUND_ROBIN_STALE);
+            prefills.add(sel.prefill().worker().instanceId());
+        }
+        assertThat(prefills).containsExactly(2L, 3L, 2L, 3L);
+    }
+
+    @Test
+    void aSourceWithoutLoadSignalsRotatesAsRoundRobinNoSignal() {
+        DynamoSnapshot s = snapshot(DiscoverySourceKind.KUBERNETES_PODS, worker(NS, 1, DECODE),
+                worker(NS, 2, DECODE), worker(NS, 3, PREFILL));
+        Selection sel = pick(s);
+        assertThat(sel.decodeReason()).isEqualTo(SelectionReason.ROUND_ROBIN_NO_SIGNAL);
+        assertThat(sel.prefillReason()).isEqualTo(SelectionReason.ROUND_ROBIN_NO_SIGNAL);
+        assertThat(decodeIds(s, 3)).containsExactly(2L, 1L, 2L);
+    }
+
+    @Test
+    void maxStalenessIsReadOnEveryPick() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 900L, null);
+        load.advance(Duration.ofSeconds(4));
+        assertThat(pick(s).decodeReason()).isEqualTo(SelectionReason.ROUND_ROBIN_STALE);
+        load.maxStaleness = Duration.ofSeconds(5);
+        Selection sel = pick(s);
+        assertThat(sel.decodeReason()).isEqualTo(SelectionReason.LOAD);
+        assertThat(sel.decode().worker()).isEqualTo(id(2));
+    }
+
+    // --- Unanswered dispatches -----------------------------------------------------------------------------
+
+    @Test
+    void aBurstBetweenTwoSamplesFillsAQuietWorkerUpToItsPeersLoad() {
+        // Worker 1 publishes 20 blocks; worker 2 never publishes. Each request is 4 blocks.
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 20L, null);
+        List<Long> ids = decodeIds(s, 8);
+        // Worker 2 takes requests until its unanswered 4-block dispatches reach 20, then they alternate.
+        assertThat(ids.subList(0, 5)).containsOnly(2L);
+        assertThat(ids.subList(5, 8)).contains(1L);
+    }
+
+    @Test
+    void aSampleFromTheWorkerClearsItsUnansweredDispatches() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 8L, null);
+        load.sample(id(2), 0, 8L, null);
+        assertThat(decodeIds(s, 2)).containsExactly(1L, 2L);
+        // Worker 1 answers and reports nothing extra: its unanswered blocks are gone, worker 2's stay.
+        load.advance(Duration.ofMillis(1));
+        load.sample(id(1), 0, 8L, null);
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    @Test
+    void unansweredDispatchesCountForAtMostThirtySeconds() {
+        load.maxStaleness = Duration.ofMinutes(5);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 8L, null);
+        load.sample(id(2), 0, 10L, null);
+        assertThat(decodeIds(s, 1)).containsExactly(1L); // 1 now carries 8 + 4 > 10
+        assertThat(decodeIds(s, 1)).containsExactly(2L);
+        load.advance(Duration.ofSeconds(31));
+        // Both entries aged out; the stall rule no longer applies either.
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    // --- Stalled worker ------------------------------------------------------------------------------------
+
+    @Test
+    void aWorkerThatLeavesARequestOfTwoOrMoreBlocksUnansweredForFiveSecondsIsNotChosen() {
+        load.maxStaleness = Duration.ofMinutes(1);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 100L, null);
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+        load.advance(Duration.ofSeconds(5));
+        assertThat(decodeIds(s, 2)).containsOnly(2L);
+        // "until a sample arrives"
+        load.sample(id(1), 0, 0L, null);
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    @Test
+    void aStalledWorkerIsChosenWhenNoOtherWorkerHasACost() {
+        load.maxStaleness = Duration.ofMinutes(1);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 1L, null);
+        load.advance(Duration.ofSeconds(2));
+        load.sample(id(2), 0, 1L, null);
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+        load.advance(Duration.ofSeconds(5));
+        load.sample(id(2), 0, new ActiveLoad(2, 0, 900L, null, null, null));
+        // 1 is stalled but has a cost; 2 has a cost too, so 2 wins despite its load.
+        assertThat(decodeIds(s, 1)).containsExactly(2L);
+        load.drop(id(2), 0);
+        load.sample(id(2), 0, new ActiveLoad(2, 0, null, 5L, null, null)); // no decode field: no cost
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    @Test
+    void theDecodeWorkerOfAPrefillAndDecodePairIsNotBlamedForAStall() {
+        load.maxStaleness = Duration.ofMinutes(1);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE), worker(NS, 3, PREFILL),
+                worker(NS, 4, PREFILL));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 100L, null);
+        load.sample(id(3), 0, null, 0L);
+        load.sample(id(4), 0, null, 500L);
+        Selection first = pick(s);
+        assertThat(first.decode().worker()).isEqualTo(id(1));
+        assertThat(first.prefill().worker()).isEqualTo(id(3));
+        load.advance(Duration.ofSeconds(6));
+        Selection second = pick(s);
+        assertThat(second.decode().worker()).isEqualTo(id(1));
+        // The prefill worker of the pair is blamed: it received the request directly.
+        assertThat(second.prefill().worker()).isEqualTo(id(4));
+    }
+
+    @Test
+    void aRequestThatHasAlreadyEndedIsNotBlamedForAStall() {
+        load.maxStaleness = Duration.ofMinutes(1);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 100L, null);
+        Selection refused = pick(s);
+        assertThat(refused.decode().worker()).isEqualTo(id(1));
+        refused.dispatch().ended();
+        load.advance(Duration.ofSeconds(6));
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    @Test
+    void whenNoWorkerHasAFreshSampleAStallIsIgnored() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        assertThat(decodeIds(s, 2)).containsExactly(1L, 2L);
+        load.advance(Duration.ofSeconds(6));
+        assertThat(decodeIds(s, 2)).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void aOneBlockRequestDoesNotMarkAStall() {
+        load.maxStaleness = Duration.ofMinutes(1);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 100L, null);
+        Selection small = picker.pick(s, new PickRequest(MODEL, Set.of(NS), 16));
+        assertThat(small.decode().worker()).isEqualTo(id(1));
+        load.advance(Duration.ofSeconds(6));
+        assertThat(decodeIds(s, 1)).containsExactly(1L);
+    }
+
+    // --- Mixed namespaces and several namespaces -----------------------------------------------------------
+
+    @Test
+    void aggregatedWorkersBesideAPrefillDecodePoolAreNotDecodeCandidates() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, AGGREGATED), worker(NS, 2, DECODE), worker(NS, 3, PREFILL));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, 900L, null);
+        for (int i = 0; i < 3; i++) {
+            Selection sel = pick(s);
+            assertThat(sel.decode().worker()).isEqualTo(id(2));
+            assertThat(sel.prefill().worker()).isEqualTo(id(3));
+        }
+    }
+
+    @Test
+    void anAggregatedDecodeWinnerPinsNoPrefillEvenBesidePrefillWorkers() {
+        // Prefill workers beside aggregated workers alone: the namespace is scored as aggregated.
+        DynamoSnapshot s = snapshot(worker(NS, 1, AGGREGATED), worker(NS, 3, PREFILL));
+        Selection sel = pick(s);
+        assertThat(sel.decode().worker()).isEqualTo(id(1));
+        assertThat(sel.decode().role()).isEqualTo(AGGREGATED);
+        assertThat(sel.prefill()).isNull();
+        assertThat(sel.prefillReason()).isEqualTo(SelectionReason.NO_PREFILL_POOL);
+        assertThat(selections("prefill", "no_prefill_pool")).isEqualTo(1);
+    }
+
+    @Test
+    void decodeAndAggregatedWorkersAreBothDecodeCandidatesWithoutAPrefillPool() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, AGGREGATED), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 900L, null);
+        load.sample(id(2), 0, 0L, null);
+        Selection sel = pick(s);
+        assertThat(sel.decode().worker()).isEqualTo(id(2));
+        assertThat(sel.prefill()).isNull();
+        assertThat(sel.prefillReason()).isEqualTo(SelectionReason.NO_PREFILL_POOL);
+    }
+
+    @Test
+    void decodeIsComparedAcrossNamespacesAndPrefillPickedWithinTheWinner() {
+        WorkerId canaryDecode = new WorkerId("canary", 7);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, PREFILL),
+                worker("canary", 7, DECODE), worker("canary", 8, PREFILL));
+        load.sample(id(1), 0, 500L, null);
+        load.sample(id(2), 0, null, 0L);
+        load.sample(canaryDecode, 0, 10L, null);
+        load.sample(new WorkerId("canary", 8), 0, null, 900L);
+        Selection sel = pick(s, Set.of(NS, "canary"));
+        assertThat(sel.decode().worker()).isEqualTo(canaryDecode);
+        assertThat(sel.prefill().worker()).isEqualTo(new WorkerId("canary", 8));
+        assertThat(sel.namespace()).isEqualTo("canary");
+    }
+
+    @Test
+    void onlyNamespacesWithAUsableShimReplicaOfferCandidates() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker("canary", 7, DECODE));
+        load.sample(id(1), 0, 500L, null);
+        Selection sel = pick(s, Set.of(NS));
+        assertThat(sel.decode().worker()).isEqualTo(id(1));
+        assertThat(picker.pick(s, new PickRequest(MODEL, Set.of("other"), EST))).isNull();
+    }
+
+    @Test
+    void noWorkerServingTheModelMeansNoSelection() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE, "other-model", null, null), worker(NS, 2, UNKNOWN),
+                worker(NS, 3, DECODE, null, null, null), worker(NS, 4, PREFILL));
+        assertThat(picker.pick(s, new PickRequest(MODEL, Set.of(NS), EST))).isNull();
+        assertThat(registry.find(SelectionMetrics.SELECTIONS).counters())
+                .allSatisfy(c -> assertThat(c.count()).isZero())
+                .hasSize(2 * SelectionReason.values().length);
+    }
+
+    @Test
+    void theLedgerForgetsRanksWhoseDispatchesAgedOut() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        decodeIds(s, 2);
+        assertThat(picker.ledgerKeys()).isEqualTo(2);
+        load.advance(Duration.ofSeconds(31));
+        decodeIds(snapshot(worker(NS, 3, DECODE)), 1);
+        assertThat(picker.ledgerKeys()).isEqualTo(1);
+    }
+
+    @Test
+    void promptTokensUseTheLargerOfFourCharactersPerTokenAndOnePerWord() {
+        assertThat(PromptTokens.estimate("")).isZero();
+        assertThat(PromptTokens.estimate("abcdefgh")).isEqualTo(2);
+        assertThat(PromptTokens.estimate("abcdefghi")).isEqualTo(3);
+        assertThat(PromptTokens.estimate("a b c d e")).isEqualTo(5);
+    }
+}

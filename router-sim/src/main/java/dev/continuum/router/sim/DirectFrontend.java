@@ -1,0 +1,274 @@
+package dev.continuum.router.sim;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An emulator of {@code dynamo.frontend --router-mode direct}, written from dynamo-wire.md section 7 (not from
+ * the router): it resolves the {@code x-dynamo-*} pins (and their older aliases) against a simulated fleet,
+ * answers a chat completion buffered or as SSE tokens at a configurable rate, and counts what each pinned
+ * worker received.
+ *
+ * <p>Pins are read as upstream reads them: decimal u64 instance IDs and u32 ranks, an unparsable value
+ * (hexadecimal included) silently counting as absent; the {@code x-dynamo-*} name wins over its alias.
+ * Refusals carry upstream's exact texts ({@link #WORKER_ID_ERROR}, {@link #PREFILL_ID_ERROR}). An ID that is not
+ * in the fleet, or a worker of the wrong role, is refused with {@link #UNKNOWN_WORKER_ERROR}, this emulator's
+ * own wording (upstream's text for that case is not in the spec). All refusals use status 500, as a pipeline
+ * error of the frontend.
+ */
+public final class DirectFrontend implements AutoCloseable {
+    public static final String WORKER_ID_ERROR = "Worker ID required (--direct-route) but none found in request. "
+            + "Expected decode_worker_id or backend_instance_id to be set by external router (e.g., EPP).";
+    public static final String PREFILL_ID_ERROR = "Prefill worker ID required in Direct routing mode but none "
+            + "found in request. Expected prefill_worker_id to be set via x-prefill-instance-id header by external "
+            + "router (e.g., EPP).";
+    public static final String UNKNOWN_WORKER_ERROR = "No instance with the requested ID serves this request";
+
+    /** A simulated worker as the frontend knows it. */
+    public record Worker(long instanceId, Role role, int dpSize) {
+        public Worker {
+            if (dpSize < 1) {
+                throw new IllegalArgumentException("dpSize: " + dpSize + " (expected: >= 1)");
+            }
+        }
+    }
+
+    public enum Role { PREFILL, DECODE, AGGREGATED }
+
+    private final EventLoopGroup group;
+    private final AtomicReference<Map<Long, Worker>> fleet;
+    private final Map<Long, AtomicLong> served = new ConcurrentHashMap<>();
+    /** Set once, right after bind, before {@link #start} returns. */
+    private @Nullable Channel channel;
+
+    private DirectFrontend(EventLoopGroup group, List<Worker> workers) {
+        this.group = group;
+        this.fleet = new AtomicReference<>(index(workers));
+    }
+
+    /**
+     * @param chunks       SSE token events per streamed answer (then {@code [DONE]})
+     * @param chunkDelayMs delay between two events
+     */
+    public static DirectFrontend start(String host, int port, List<Worker> workers, int chunks, long chunkDelayMs)
+            throws InterruptedException {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        DirectFrontend frontend = new DirectFrontend(group, workers);
+        frontend.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20),
+                                new Handler(frontend, chunks, chunkDelayMs));
+                    }
+                })
+                .bind(host, port).sync().channel();
+        return frontend;
+    }
+
+    private static Map<Long, Worker> index(List<Worker> workers) {
+        return workers.stream().collect(Collectors.toUnmodifiableMap(Worker::instanceId, Function.identity()));
+    }
+
+    /** Replaces the fleet the pins are resolved against (workers joining or leaving). */
+    public void workers(List<Worker> workers) {
+        fleet.set(index(workers));
+    }
+
+    /** Requests served with {@code instanceId} pinned (as decode or as prefill worker). */
+    public long served(long instanceId) {
+        AtomicLong n = served.get(instanceId);
+        return n == null ? 0 : n.get();
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) bound().localAddress();
+    }
+
+    private Channel bound() {
+        Channel c = channel;
+        if (c == null) {
+            throw new IllegalStateException("not started");
+        }
+        return c;
+    }
+
+    @Override
+    public void close() {
+        bound().close().syncUninterruptibly();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** Decimal u64 (or u32 for ranks); anything else is absent, as upstream's {@code parse()} fallthrough. */
+    static @Nullable Long pin(HttpHeaders h, String name, String alias, boolean rank) {
+        String v = h.get(name);
+        if (v == null) {
+            v = h.get(alias);
+        }
+        if (v == null) {
+            return null;
+        }
+        try {
+            long parsed = Long.parseUnsignedLong(v.trim());
+            return rank && Long.compareUnsigned(parsed, 0xFFFF_FFFFL) > 0 ? null : parsed;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** Decides one request: null to serve it, else the refusal text. */
+    @Nullable String refusal(HttpHeaders h) {
+        Map<Long, Worker> workers = fleet.get();
+        Long decode = pin(h, "x-dynamo-worker-instance-id", "x-worker-instance-id", false);
+        Long prefill = pin(h, "x-dynamo-prefill-instance-id", "x-prefill-instance-id", false);
+        if (decode == null) {
+            return WORKER_ID_ERROR;
+        }
+        Worker d = workers.get(decode);
+        if (d == null || d.role() == Role.PREFILL) {
+            return UNKNOWN_WORKER_ERROR;
+        }
+        boolean prefillPool = workers.values().stream().anyMatch(w -> w.role() == Role.PREFILL);
+        if (prefill == null && prefillPool) {
+            return PREFILL_ID_ERROR;
+        }
+        if (prefill != null) {
+            Worker p = workers.get(prefill);
+            if (p == null || p.role() != Role.PREFILL) {
+                return UNKNOWN_WORKER_ERROR;
+            }
+        }
+        Long rank = pin(h, "x-dynamo-dp-rank", "x-dp-rank", true);
+        if (rank != null && rank >= d.dpSize()) {
+            return UNKNOWN_WORKER_ERROR;
+        }
+        served.computeIfAbsent(decode, k -> new AtomicLong()).incrementAndGet();
+        if (prefill != null) {
+            served.computeIfAbsent(prefill, k -> new AtomicLong()).incrementAndGet();
+        }
+        return null;
+    }
+
+    /** Releases nothing itself: {@link SimpleChannelInboundHandler} releases each aggregated request. */
+    private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final DirectFrontend frontend;
+        private final int chunks;
+        private final long chunkDelayMs;
+
+        Handler(DirectFrontend frontend, int chunks, long chunkDelayMs) {
+            this.frontend = frontend;
+            this.chunks = chunks;
+            this.chunkDelayMs = chunkDelayMs;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            boolean keepAlive = HttpUtil.isKeepAlive(request);
+            String path = request.uri();
+            if (request.method().equals(HttpMethod.GET)) {
+                respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"object\":\"list\",\"data\":[]}");
+                return;
+            }
+            if (!path.startsWith("/v1/chat/completions")) {
+                respond(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "{\"error\":{\"message\":\"not found\"}}");
+                return;
+            }
+            String refusal = frontend.refusal(request.headers());
+            if (refusal != null) {
+                respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                        "{\"error\":{\"message\":\"" + refusal + "\",\"type\":\"internal_error\",\"code\":500}}");
+                return;
+            }
+            String body = request.content().toString(StandardCharsets.UTF_8);
+            if (body.replace(" ", "").contains("\"stream\":true")) {
+                HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+                head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+                HttpUtil.setTransferEncodingChunked(head, true);
+                HttpUtil.setKeepAlive(head, keepAlive);
+                ctx.writeAndFlush(head);
+                sendChunk(ctx, keepAlive, 0);
+            } else {
+                respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"id\":\"chatcmpl-sim\",\"object\":\"chat.completion\","
+                        + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from the "
+                        + "simulated fleet.\"},\"finish_reason\":\"stop\"}]}");
+            }
+        }
+
+        private void sendChunk(ChannelHandlerContext ctx, boolean keepAlive, int sent) {
+            if (!ctx.channel().isActive()) {
+                return;
+            }
+            if (sent == chunks) {
+                ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8)));
+                var done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                if (!keepAlive) {
+                    done.addListener(ChannelFutureListener.CLOSE);
+                }
+                return;
+            }
+            ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"object\":\"chat.completion.chunk\","
+                    + "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok" + sent + " \"}}]}\n\n",
+                    StandardCharsets.UTF_8)));
+            if (chunkDelayMs > 0) {
+                ctx.executor().schedule(() -> sendChunk(ctx, keepAlive, sent + 1), chunkDelayMs, TimeUnit.MILLISECONDS);
+            } else {
+                sendChunk(ctx, keepAlive, sent + 1);
+            }
+        }
+
+        private static void respond(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status,
+                String json) {
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                    Unpooled.copiedBuffer(json, StandardCharsets.UTF_8));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                    .setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+            HttpUtil.setKeepAlive(r, keepAlive);
+            var f = ctx.writeAndFlush(r);
+            if (!keepAlive) {
+                f.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}
