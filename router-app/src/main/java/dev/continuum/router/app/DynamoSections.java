@@ -3,6 +3,7 @@ package dev.continuum.router.app;
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.discovery.config.DiscoverySection;
 import dev.continuum.router.load.LoadSection;
+import dev.continuum.router.shim.ShimSection;
 import java.util.List;
 import java.util.Map;
 
@@ -10,12 +11,12 @@ import java.util.Map;
  * The {@code dynamo:} sections this build binds, one per Dynamo module. A module adds its section
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
-record DynamoSections(DiscoverySection discovery, LoadSection load) {
+record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim) {
     static DynamoSections create(Map<String, String> environment) {
-        return new DynamoSections(DiscoverySection.create(environment), new LoadSection());
+        return new DynamoSections(DiscoverySection.create(environment), new LoadSection(), new ShimSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load);
+        return List.of(discovery, load, shim);
     }
 }

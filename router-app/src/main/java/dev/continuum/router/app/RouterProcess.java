@@ -13,6 +13,8 @@ import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.shim.DynamoWorkerPicker;
+import dev.continuum.router.shim.ShimDispatcher;
 import io.netty.handler.codec.http.HttpMethod;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -31,6 +33,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,7 +115,10 @@ final class RouterProcess implements AutoCloseable {
         // admin view and, later, the pickers always have something to read.
         DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
         discovery.start(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
-        LoadSupervisor load = LoadSupervisor.builder(registry).config(config.dynamo().section(sections.load())).build();
+        // The picker judges sample age on the load store's clock: both read this one ticker.
+        LongSupplier ticker = System::nanoTime;
+        LoadSupervisor load = LoadSupervisor.builder(registry).ticker(ticker)
+                .config(config.dynamo().section(sections.load())).build();
         AutoCloseable followingFleet = load.follow(discovery.registry());
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
@@ -145,6 +151,11 @@ final class RouterProcess implements AutoCloseable {
             blocking.shutdownNow();
             throw e;
         }
+        // Worker pinning: the shim dispatcher reads the live snapshot, load store and shim config per
+        // request, so reloads need no re-wiring here.
+        DynamoWorkerPicker picker = DynamoWorkerPicker.loadBased(load.store(), ticker, registry);
+        server.proxy().dispatchHook(ShimDispatcher.create(discovery.registry()::snapshot,
+                () -> store.current().dynamo().section(sections.shim()), picker, registry));
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));

@@ -9,6 +9,8 @@ import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.testing.DynamoRecords;
 import dev.continuum.router.testing.EtcdExtension;
+import dev.continuum.router.testing.Reply;
+import dev.continuum.router.testing.TestUpstream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The wired process against a real etcd: a worker a Dynamo process registers shows up in
- * {@code GET /admin/dynamo/workers}, leaves when its key goes, and a reload that turns discovery
+ * {@code GET /admin/dynamo/workers}, requests for its model are pinned to it on the way to the shim,
+ * it leaves when its key goes, and a reload that turns discovery
  * off empties the view without a restart. The router itself never writes to etcd.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
@@ -37,11 +40,13 @@ class DynamoFleetTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long INSTANCE = 0x1a2b3c4dL;
+    private static final String MODEL = "Qwen/Qwen3-0.6B";
 
     @TempDir
     Path dir;
 
     private final HttpClient client = HttpClient.newHttpClient();
+    private final TestUpstream shim = TestUpstream.start("shim").models(MODEL).defaultReply(Reply.echo());
     private RouterProcess router;
 
     @AfterEach
@@ -49,6 +54,7 @@ class DynamoFleetTest {
         if (router != null) {
             router.close();
         }
+        shim.close();
         ETCD.delete(DynamoRecords.endpointKey("dynamo", "backend", "generate", INSTANCE));
         ETCD.delete(DynamoRecords.cardKey("dynamo", "backend", "generate", INSTANCE));
     }
@@ -68,7 +74,7 @@ class DynamoFleetTest {
                 DynamoRecords.endpoint("dynamo", "backend", "generate", INSTANCE));
         ETCD.put(DynamoRecords.cardKey("dynamo", "backend", "generate", INSTANCE),
                 DynamoRecords.model("dynamo", "backend", "generate", INSTANCE,
-                        DynamoRecords.card("Qwen/Qwen3-0.6B", "Aggregated")));
+                        DynamoRecords.card(MODEL, "Aggregated")));
         long revisionAfterWorker = ETCD.revision();
 
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
@@ -77,6 +83,17 @@ class DynamoFleetTest {
             assertThat(view.get("workers")).hasSize(1);
             assertThat(view.get("workers").get(0).get("instance_id").asText()).isEqualTo("1a2b3c4d");
         });
+
+        // A client's own pin is stripped; the router pins the discovered worker, in decimal.
+        HttpResponse<String> pinned = client.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+                .header("x-dynamo-worker-instance-id", "999").header("x-backend", "")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL + "\",\"messages\":[]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(pinned.statusCode()).isEqualTo(200);
+        assertThat(shim.completionRequests().get(0).header("x-dynamo-worker-instance-id"))
+                .isEqualTo(Long.toString(INSTANCE));
+        assertThat(pinned.headers().firstValue("x-continuum-worker-instance-id")).hasValue(Long.toString(INSTANCE));
+        assertThat(pinned.headers().map().keySet()).noneMatch(h -> h.startsWith("x-dynamo-"));
 
         ETCD.delete(DynamoRecords.endpointKey("dynamo", "backend", "generate", INSTANCE));
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(workers().get("workers")).isEmpty());
@@ -94,6 +111,9 @@ class DynamoFleetTest {
         return """
                 server:
                   bind_address: "127.0.0.1:0"
+                backends:
+                  - {name: frontend, url: "%s", models: ["%s"]}
+                disaggregated_serving: {enabled: true}
                 admin:
                   auth:
                     method: none
@@ -104,13 +124,20 @@ class DynamoFleetTest {
                       endpoints: ["%s"]
                       namespace: dynamo
                       watch_reconnect_backoff: {initial: 100ms, max: 1s}
-                """.formatted(enabled, ETCD.endpoint());
+                  load:
+                    direct_allow_cidrs: ["127.0.0.0/8"]
+                  shim:
+                    backends: [frontend]
+                """.formatted(shim.baseUrl(), MODEL, enabled, ETCD.endpoint());
+    }
+
+    private URI uri(String path) {
+        int port = ((InetSocketAddress) router.boundAddresses().get(0)).getPort();
+        return URI.create("http://127.0.0.1:" + port + path);
     }
 
     private JsonNode workers() throws Exception {
-        int port = ((InetSocketAddress) router.boundAddresses().get(0)).getPort();
-        HttpResponse<String> r = client.send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + port + "/admin/dynamo/workers")).build(),
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri("/admin/dynamo/workers")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         return JSON.readTree(r.body());
