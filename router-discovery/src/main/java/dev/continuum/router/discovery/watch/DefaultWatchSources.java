@@ -6,12 +6,14 @@ import dev.continuum.router.discovery.etcd.EtcdWatchSource;
 import dev.continuum.router.discovery.file.FileStoreSource;
 import dev.continuum.router.discovery.kubernetes.KubernetesClients;
 import dev.continuum.router.discovery.kubernetes.KubernetesLimits;
+import dev.continuum.router.discovery.kubernetes.KubernetesMetadataSource;
+import dev.continuum.router.discovery.kubernetes.MetadataLimits;
 import dev.continuum.router.discovery.kubernetes.KubernetesPodSource;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import dev.continuum.router.discovery.source.WatchSource;
 import java.time.Clock;
 
-/** The production sources: etcd, Dynamo's file store and the Kubernetes Pod source. */
+/** The production sources: etcd, Dynamo's file store and the two Kubernetes sources. */
 final class DefaultWatchSources {
     private DefaultWatchSources() {
     }
@@ -22,9 +24,9 @@ final class DefaultWatchSources {
             case FILE -> new FileStoreSource(config.file(), Clock.systemUTC(), counters, DiscoveryLimits.defaults());
             case KUBERNETES_PODS -> new KubernetesPodSource(config.kubernetes(),
                     KubernetesClients.inClusterFirst(System.getenv()), counters, KubernetesLimits.defaults());
-            case KUBERNETES -> throw new IllegalArgumentException(
-                    "dynamo.discovery.source: \"kubernetes\" (expected: etcd, file or kubernetes_pods; the metadata "
-                            + "source is not in this build yet)");
+            case KUBERNETES -> new KubernetesMetadataSource(config.kubernetes(),
+                    KubernetesClients.inClusterFirst(System.getenv()), counters, KubernetesLimits.defaults(),
+                    MetadataLimits.defaults());
         };
     }
 }
