@@ -85,12 +85,21 @@ class KubernetesMetadataSourceTest {
         server.destroy();
     }
 
+    private final AtomicInteger clientsBuilt = new AtomicInteger();
+
     private DynamoRegistry start(MetadataLimits limits) {
+        return start(limits, KubernetesLimits.defaults());
+    }
+
+    private DynamoRegistry start(MetadataLimits limits, KubernetesLimits timers) {
         DiscoveryCounters counters = kind -> counts.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
-        KubernetesClients clients = timeout -> KubernetesClients.build(admin.getConfiguration(), timeout);
+        KubernetesClients clients = timeout -> {
+            clientsBuilt.incrementAndGet();
+            return KubernetesClients.build(admin.getConfiguration(), timeout);
+        };
         supervisor = DiscoverySupervisor.builder()
                 .sourceFactory((c, ignored) -> new KubernetesMetadataSource(c.kubernetes(), clients, counters,
-                        KubernetesLimits.defaults(), limits))
+                        timers, limits))
                 .build();
         supervisor.start(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES, CONFIG));
         return supervisor.registry();
@@ -265,5 +274,27 @@ class KubernetesMetadataSourceTest {
         await().until(() -> registry.snapshot().connected());
         assertThat(registry.snapshot().workers()).hasSize(3);
         assertThat(count(DiscoveryEventKind.MALFORMED)).isEqualTo(1);
+    }
+
+    @Test
+    void aStalledSliceWatchIsNoticedWhileTheResourceWatchIsBusy() throws Exception {
+        createResource(resource(PODS.get(0), etcdRecords(PODS.get(0))));
+        admin.discovery().v1().endpointSlices().inNamespace(NS).resource(slice("s", allReady())).create();
+        DynamoRegistry registry = start(MetadataLimits.defaults(), KubernetesLimits.defaults()
+                .withTimers(Duration.ofSeconds(290), Duration.ofMillis(600)));
+        await().until(() -> registry.snapshot().connected());
+        // Resource events every 100 ms keep only the resource watch's deadline fresh.
+        long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        int i = 0;
+        while (System.nanoTime() < until && clientsBuilt.get() < 2) {
+            GenericKubernetesResource current = admin.genericKubernetesResources(KubernetesMetadataSource.CONTEXT)
+                    .inNamespace(NS).withName(PODS.get(0)).get();
+            current.getMetadata().setLabels(Map.of("touch", Integer.toString(i++)));
+            admin.genericKubernetesResources(KubernetesMetadataSource.CONTEXT).inNamespace(NS).resource(current)
+                    .update();
+            await().pollDelay(Duration.ofMillis(100)).until(() -> true);
+        }
+        assertThat(clientsBuilt.get()).isGreaterThanOrEqualTo(2);
+        await().until(() -> registry.snapshot().workers().size() == 1);
     }
 }
