@@ -93,6 +93,11 @@ public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason)
         }
         Set<String> kept = new HashSet<>(b.effectiveDynamoNamespaces());
         kept.retainAll(a.effectiveDynamoNamespaces());
+        if (after.source() == DiscoverySourceKind.KUBERNETES) {
+            // Models come from the cards there; the section binder drops model/models, and so does the plan
+            // for configs built in code.
+            kept.clear();
+        }
         for (String ns : kept) {
             if (!modelsOf(b, ns).equals(modelsOf(a, ns))) {
                 return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.OTHER);

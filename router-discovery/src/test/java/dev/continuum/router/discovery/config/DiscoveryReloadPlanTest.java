@@ -136,6 +136,8 @@ class DiscoveryReloadPlanTest {
                 k8s("backoff", pods, k -> k.withBackoff(new BackoffConfig(Duration.ofSeconds(1), Duration.ofMinutes(1))),
                         Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.BACKOFF),
                 k8s("metadata source: models are not even bound", metadata, k -> k, Action.NOTHING, null),
+                k8s("metadata source: models edited in code", metadata, k -> k.withModel("x", List.of()),
+                        Action.NOTHING, null),
                 k8s("metadata source: namespace", metadata, k -> k.withNamespace("x"), Action.REPLACE_RESETTING,
                         RestartReason.NAMESPACE));
     }

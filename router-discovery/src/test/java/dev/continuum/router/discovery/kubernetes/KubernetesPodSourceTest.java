@@ -74,7 +74,10 @@ class KubernetesPodSourceTest {
             return KubernetesClients.build(admin.getConfiguration(), timeout);
         };
         supervisor = DiscoverySupervisor.builder()
-                .sourceFactory((c, ignored) -> new KubernetesPodSource(c.kubernetes(), clients, counters, limits))
+                .sourceFactory((c, ignored) -> c.source() == DiscoverySourceKind.KUBERNETES
+                        ? new KubernetesMetadataSource(c.kubernetes(), clients, counters, limits,
+                                MetadataLimits.defaults())
+                        : new KubernetesPodSource(c.kubernetes(), clients, counters, limits))
                 .build();
         supervisor.start(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES_PODS, config));
         return supervisor.registry();
@@ -213,5 +216,22 @@ class KubernetesPodSourceTest {
         await().until(() -> registry.snapshot().connected());
         assertThat(view(registry)).hasSize(5);
         assertThat(count(DiscoveryEventKind.REFUSED)).isEqualTo(2);
+    }
+
+    @Test
+    void reloadsApplyLiveThroughTheSupervisor() {
+        create(worker("vllm-decode-0", "decode", null, "VllmDecodeWorker", true));
+        DynamoRegistry registry = start(singleModel(), quiet());
+        await().until(() -> view(registry).values().stream().anyMatch(v -> v.contains("solar-pro4")));
+
+        // A model edit resets (reason other) and the new watcher publishes the new model.
+        supervisor.reload(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES_PODS,
+                singleModel().withModel("solar-pro5", List.of())));
+        await().until(() -> view(registry).values().stream().anyMatch(v -> v.contains("solar-pro5")));
+
+        // Switching to the metadata source empties the registry (no DynamoWorkerMetadata exists here).
+        supervisor.reload(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES, singleModel()));
+        await().until(() -> registry.snapshot().source() == DiscoverySourceKind.KUBERNETES
+                && registry.snapshot().workers().isEmpty());
     }
 }
