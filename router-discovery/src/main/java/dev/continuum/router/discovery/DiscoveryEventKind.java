@@ -21,6 +21,11 @@ public enum DiscoveryEventKind {
     DUPLICATE("duplicate"),
     /** A new key refused because its keyspace holds {@code MAX_RECORDS_PER_KEYSPACE} keys. */
     REFUSED("refused"),
+    /**
+     * A DynamoWorkerMetadata resource whose endpoint or card records carry an instance ID other than the
+     * {@code hash_pod_name} of the resource's name: the whole resource is refused.
+     */
+    MISMATCH("mismatch"),
     /** A worker whose component and card claim different roles. */
     EXCLUDED("excluded"),
     /** The supervisor replaced the watcher after a configuration change. */

@@ -80,6 +80,28 @@ class ReadOnlyContractTest {
         assertThat(violations(references)).isEmpty();
     }
 
+    /** fabric8 verbs that change the cluster; the Kubernetes sources may only list, watch and build clients. */
+    private static final Set<String> KUBERNETES_WRITES = Set.of("create", "createOr", "createOrReplace", "update",
+            "updateStatus", "patch", "patchStatus", "edit", "editStatus", "replace", "replaceStatus", "delete",
+            "serverSideApply", "scale", "evict", "withGracePeriod");
+
+    @Test
+    void theKubernetesSourcesReferenceNoFabric8WriteVerb() throws Exception {
+        Path classes = Path.of(EtcdReader.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        List<String> references = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(classes)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
+                try (InputStream in = Files.newInputStream(file)) {
+                    references.addAll(methodReferences(in));
+                }
+            }
+        }
+        List<String> fabric8 = references.stream().filter(r -> r.startsWith("io/fabric8/")).toList();
+        assertThat(fabric8).as("the scan must see the fabric8 calls it guards").anyMatch(r -> r.endsWith(".watch"))
+                .anyMatch(r -> r.endsWith(".list"));
+        assertThat(fabric8).noneMatch(r -> KUBERNETES_WRITES.contains(r.substring(r.lastIndexOf('.') + 1)));
+    }
+
     @Test
     void theScanCatchesAWriteALeaseAndARawStub() throws IOException, URISyntaxException {
         List<String> references;

@@ -42,6 +42,9 @@ public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason)
         if (before.source() != after.source()) {
             return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.SOURCE);
         }
+        if (after.kubernetesSource()) {
+            return kubernetesPlan(before, after);
+        }
         boolean connection;
         boolean other;
         if (after.source() == DiscoverySourceKind.FILE) {
@@ -73,6 +76,55 @@ public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason)
     }
 
     /**
+     * The seed's Kubernetes rules: the Kubernetes namespace or a scalar {@code dynamo_namespace} edit resets
+     * ({@code namespace}); a {@code model}/{@code models} edit that changes what a kept namespace's Pods serve
+     * resets ({@code other}); a {@code dynamo_namespaces} edit otherwise prunes ({@code namespaces}). Under
+     * {@code source: kubernetes} the models are never bound, so editing them changes nothing.
+     */
+    private static DiscoveryReloadPlan kubernetesPlan(DiscoveryConfig before, DiscoveryConfig after) {
+        KubernetesConfig b = before.kubernetes();
+        KubernetesConfig a = after.kubernetes();
+        if (!b.namespace().equals(a.namespace())) {
+            return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.NAMESPACE);
+        }
+        DiscoveryReloadPlan namespaces = namespacesPlan(before, after);
+        if (namespaces != null && namespaces.action() == Action.REPLACE_RESETTING) {
+            return namespaces;
+        }
+        Set<String> kept = new HashSet<>(b.effectiveDynamoNamespaces());
+        kept.retainAll(a.effectiveDynamoNamespaces());
+        if (after.source() == DiscoverySourceKind.KUBERNETES) {
+            // Models come from the cards there; the section binder drops model/models, and so does the plan
+            // for configs built in code.
+            kept.clear();
+        }
+        for (String ns : kept) {
+            if (!modelsOf(b, ns).equals(modelsOf(a, ns))) {
+                return new DiscoveryReloadPlan(Action.REPLACE_RESETTING, RestartReason.OTHER);
+            }
+        }
+        if (namespaces != null) {
+            return namespaces;
+        }
+        if (!b.watchReconnectBackoff().equals(a.watchReconnectBackoff())) {
+            return new DiscoveryReloadPlan(Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.BACKOFF);
+        }
+        return NOTHING;
+    }
+
+    /** What decides the models of one Dynamo namespace's Pods: the single model, or its applicable mappings. */
+    private static List<Object> modelsOf(KubernetesConfig config, String dynamoNamespace) {
+        List<Object> applicable = new java.util.ArrayList<>();
+        applicable.add(Objects.requireNonNullElse(config.model(), ""));
+        for (KubernetesConfig.ModelMapping m : config.models()) {
+            if (m.dynamoNamespace() == null || m.dynamoNamespace().equals(dynamoNamespace)) {
+                applicable.add(m.component() + "=" + m.model());
+            }
+        }
+        return applicable;
+    }
+
+    /**
      * A scalar {@code namespace} edit resets; a {@code namespaces} list edit that keeps some namespaces prunes
      * the removed ones and keeps the rest routable.
      */
@@ -92,7 +144,10 @@ public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason)
     }
 
     private static boolean usesList(DiscoveryConfig config) {
-        return config.source() == DiscoverySourceKind.FILE ? !config.file().namespaces().isEmpty()
-                : !config.etcd().namespaces().isEmpty();
+        return switch (config.source()) {
+            case FILE -> !config.file().namespaces().isEmpty();
+            case ETCD -> !config.etcd().namespaces().isEmpty();
+            case KUBERNETES, KUBERNETES_PODS -> !config.kubernetes().dynamoNamespaces().isEmpty();
+        };
     }
 }

@@ -29,8 +29,10 @@ public final class DiscoverySection implements DynamoSection<DiscoveryConfig> {
     /** MAX_DYNAMO_NAMESPACES: namespaces one router may watch. */
     public static final int MAX_DYNAMO_NAMESPACES = 16;
     public static final int MAX_ENDPOINTS = 16;
+    static final String LABEL_VALUE_RULE = "a Kubernetes label value: 1 to 63 letters, digits, '-', '_' or '.', "
+            + "starting and ending with a letter or digit";
     static final String NAMESPACE_RULE = "a non-empty name without '/', whitespace or control characters";
-    static final String SOURCES = "etcd or file (kubernetes and kubernetes_pods are not supported by this build yet)";
+    static final String SOURCES = "etcd, file, kubernetes or kubernetes_pods";
 
     private final Map<String, String> environment;
 
@@ -67,17 +69,161 @@ public final class DiscoverySection implements DynamoSection<DiscoveryConfig> {
         ConfigNode sourceNode = node.get("source");
         DiscoverySourceKind source = sourceNode.asChoice(DiscoverySourceKind.ETCD,
                 DiscoverySourceKind::fromConfigNameOrNull, SOURCES);
-        if (source == DiscoverySourceKind.KUBERNETES || source == DiscoverySourceKind.KUBERNETES_PODS) {
-            sourceNode.invalid(SOURCES);
+        if (source == DiscoverySourceKind.KUBERNETES_PODS) {
+            sourceNode.warning("Pods carry no model cards or load: no capacity, dp_rank or kv_metrics signals, "
+                    + "workers are picked round-robin (prefer source: kubernetes where RBAC allows)");
         }
         EtcdConfig etcd = bindEtcd(node.get("etcd"));
         FileStoreConfig file = bindFile(node.get("file"));
-        ConfigNode kubernetes = node.get("kubernetes");
-        if (kubernetes.isPresent()) {
-            kubernetes.markUsed();
-            kubernetes.warning("the Kubernetes sources are not in this build; the section is parsed but inactive");
+        KubernetesConfig kubernetes = bindKubernetes(node.get("kubernetes"), source);
+        return new DiscoveryConfig(source, etcd, file, kubernetes);
+    }
+
+    /**
+     * The rules apply whenever the section is written; the ones that only make sense for the active source
+     * (a namespace is required, exactly one of model/models for Pods) only when a Kubernetes source is chosen,
+     * so a config can carry an inactive section while another source runs.
+     */
+    private static KubernetesConfig bindKubernetes(ConfigNode k8s, DiscoverySourceKind source) {
+        KubernetesConfig defaults = KubernetesConfig.defaults();
+        boolean active = source == DiscoverySourceKind.KUBERNETES || source == DiscoverySourceKind.KUBERNETES_PODS;
+        if (k8s.isPresent() && k8s.kind() != ConfigNode.Kind.MAP) {
+            k8s.invalid("a map with namespace, dynamo_namespace, model or models and watch_reconnect_backoff");
+            return defaults;
         }
-        return new DiscoveryConfig(source, etcd, file);
+        ConfigNode namespaceNode = k8s.get("namespace");
+        String namespace = namespaceNode.asStringOrNull();
+        if (namespace == null) {
+            if (active && !namespaceNode.isPresent()) {
+                namespaceNode.error("missing (expected: the fleet's Kubernetes namespace, a DNS-1123 label)");
+            }
+            namespace = KubernetesConfig.DEFAULT_NAMESPACE;
+        } else if (!KubernetesConfig.dns1123Label(namespace)) {
+            namespaceNode.invalid("a DNS-1123 label: 1 to 63 lowercase letters, digits or '-', starting and ending "
+                    + "with a letter or digit");
+        }
+
+        ConfigNode oneNode = k8s.get("dynamo_namespace");
+        String one = oneNode.asString(DynamoSnapshot.DEFAULT_NAMESPACE);
+        if (oneNode.kind() == ConfigNode.Kind.SCALAR && !KubernetesConfig.labelValue(one)) {
+            oneNode.invalid(LABEL_VALUE_RULE);
+        }
+        ConfigNode severalNode = k8s.get("dynamo_namespaces");
+        List<String> several = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        List<ConfigNode> elements = severalNode.elements();
+        if (elements.size() > MAX_DYNAMO_NAMESPACES) {
+            severalNode.error(elements.size() + " namespaces (expected: at most " + MAX_DYNAMO_NAMESPACES
+                    + ", MAX_DYNAMO_NAMESPACES)");
+        }
+        for (ConfigNode element : elements) {
+            String name = element.asStringOrNull();
+            if (name == null || !KubernetesConfig.labelValue(name)) {
+                element.invalid(LABEL_VALUE_RULE);
+            } else if (!seen.add(name)) {
+                element.invalid("unique namespaces");
+            } else {
+                several.add(name);
+            }
+        }
+        if (!several.isEmpty() && oneNode.isPresent() && !one.equals(DynamoSnapshot.DEFAULT_NAMESPACE)) {
+            oneNode.invalid("either dynamo_namespace or dynamo_namespaces, not both (a non-default dynamo_namespace "
+                    + "excludes the list)");
+        }
+        List<String> effective = several.isEmpty() ? List.of(one) : several;
+
+        ConfigNode modelNode = k8s.get("model");
+        String model = modelNode.asStringOrNull();
+        if (model != null && (model.isEmpty() || model.chars().anyMatch(Character::isWhitespace))) {
+            modelNode.invalid("a non-empty model name without whitespace");
+            model = null;
+        }
+        ConfigNode modelsNode = k8s.get("models");
+        List<KubernetesConfig.ModelMapping> models = bindModels(modelsNode, effective);
+        boolean modelGiven = modelNode.kind() != ConfigNode.Kind.MISSING;
+        boolean modelsGiven = modelsNode.kind() != ConfigNode.Kind.MISSING;
+        if (source == DiscoverySourceKind.KUBERNETES && (modelGiven || modelsGiven)) {
+            (modelGiven ? modelNode : modelsNode).warning("ignored under source: kubernetes (each worker's model "
+                    + "comes from its model card)");
+        } else if (source == DiscoverySourceKind.KUBERNETES_PODS) {
+            if (modelGiven && modelsGiven) {
+                modelsNode.error("set together with model (expected: exactly one of model or models)");
+            } else if (!modelGiven && !modelsGiven) {
+                modelNode.error("missing (expected: exactly one of model or models with source: kubernetes_pods)");
+            }
+        }
+        if (source == DiscoverySourceKind.KUBERNETES) {
+            // Ignored, and kept out of the value so editing them neither restarts nor empties anything.
+            model = null;
+            models = List.of();
+        }
+        BackoffConfig backoff = bindBackoff(k8s.get("watch_reconnect_backoff"));
+        return new KubernetesConfig(namespace, one, several, model, models, backoff);
+    }
+
+    private static List<KubernetesConfig.ModelMapping> bindModels(ConfigNode modelsNode,
+                                                                  List<String> dynamoNamespaces) {
+        List<KubernetesConfig.ModelMapping> models = new ArrayList<>();
+        if (modelsNode.kind() == ConfigNode.Kind.MISSING) {
+            return models;
+        }
+        List<ConfigNode> entries = modelsNode.elements();
+        if (modelsNode.kind() == ConfigNode.Kind.NULL || (modelsNode.kind() == ConfigNode.Kind.LIST && entries.isEmpty())) {
+            modelsNode.error("empty (expected: 1 to " + KubernetesConfig.MAX_MODEL_MAPPINGS + " entries)");
+            return models;
+        }
+        if (entries.size() > KubernetesConfig.MAX_MODEL_MAPPINGS) {
+            modelsNode.error(entries.size() + " entries (expected: at most " + KubernetesConfig.MAX_MODEL_MAPPINGS + ")");
+        }
+        boolean several = dynamoNamespaces.size() > 1;
+        Set<String> seen = new HashSet<>();
+        for (ConfigNode entry : entries) {
+            if (entry.kind() != ConfigNode.Kind.MAP) {
+                entry.invalid("a map with component and model");
+                continue;
+            }
+            ConfigNode componentNode = entry.get("component");
+            String component = componentNode.asStringOrNull();
+            boolean valid = true;
+            if (component == null || !KubernetesConfig.labelValue(component)) {
+                if (!componentNode.isPresent()) {
+                    componentNode.error("missing (expected: an nvidia.com/dynamo-component label value)");
+                } else {
+                    componentNode.invalid("an nvidia.com/dynamo-component label value");
+                }
+                valid = false;
+            }
+            ConfigNode modelNode = entry.get("model");
+            String model = modelNode.asStringOrNull();
+            if (model == null || model.isEmpty() || model.chars().anyMatch(Character::isWhitespace)) {
+                if (!modelNode.isPresent()) {
+                    modelNode.error("missing (expected: a non-empty model name without whitespace)");
+                } else {
+                    modelNode.invalid("a non-empty model name without whitespace");
+                }
+                valid = false;
+            }
+            ConfigNode nsNode = entry.get("dynamo_namespace");
+            String ns = nsNode.asStringOrNull();
+            if (ns == null && several) {
+                nsNode.error("missing (expected: one of dynamo_namespaces " + dynamoNamespaces
+                        + " when several are watched)");
+                valid = false;
+            } else if (ns != null && !dynamoNamespaces.contains(ns)) {
+                nsNode.invalid("one of the watched Dynamo namespaces " + dynamoNamespaces);
+                valid = false;
+            }
+            if (!valid) {
+                continue;
+            }
+            String identity = (ns == null ? dynamoNamespaces.get(0) : ns) + "/" + component;
+            if (!seen.add(identity)) {
+                componentNode.invalid("unique components" + (several ? " per Dynamo namespace" : ""));
+                continue;
+            }
+            models.add(new KubernetesConfig.ModelMapping(ns, component, model));
+        }
+        return models;
     }
 
     private EtcdConfig bindEtcd(ConfigNode etcd) {
@@ -341,6 +487,30 @@ public final class DiscoverySection implements DynamoSection<DiscoveryConfig> {
         fileTree.put("ttl", file.ttl());
         fileTree.put("rescan_interval", file.rescanInterval());
         tree.put("file", fileTree);
+        KubernetesConfig k8s = value.kubernetes();
+        Map<String, Object> k8sTree = new LinkedHashMap<>();
+        k8sTree.put("namespace", k8s.namespace());
+        k8sTree.put("dynamo_namespace", k8s.dynamoNamespace());
+        if (!k8s.dynamoNamespaces().isEmpty()) {
+            k8sTree.put("dynamo_namespaces", k8s.dynamoNamespaces());
+        }
+        putIfSet(k8sTree, "model", k8s.model());
+        if (!k8s.models().isEmpty()) {
+            List<Map<String, Object>> models = new ArrayList<>();
+            for (KubernetesConfig.ModelMapping m : k8s.models()) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                putIfSet(entry, "dynamo_namespace", m.dynamoNamespace());
+                entry.put("component", m.component());
+                entry.put("model", m.model());
+                models.add(entry);
+            }
+            k8sTree.put("models", models);
+        }
+        Map<String, Object> k8sBackoff = new LinkedHashMap<>();
+        k8sBackoff.put("initial", k8s.watchReconnectBackoff().initial());
+        k8sBackoff.put("max", k8s.watchReconnectBackoff().max());
+        k8sTree.put("watch_reconnect_backoff", k8sBackoff);
+        tree.put("kubernetes", k8sTree);
         return tree;
     }
 

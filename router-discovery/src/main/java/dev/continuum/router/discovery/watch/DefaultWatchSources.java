@@ -4,11 +4,16 @@ import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.etcd.EtcdWatchSource;
 import dev.continuum.router.discovery.file.FileStoreSource;
+import dev.continuum.router.discovery.kubernetes.KubernetesClients;
+import dev.continuum.router.discovery.kubernetes.KubernetesLimits;
+import dev.continuum.router.discovery.kubernetes.KubernetesMetadataSource;
+import dev.continuum.router.discovery.kubernetes.MetadataLimits;
+import dev.continuum.router.discovery.kubernetes.KubernetesPodSource;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import dev.continuum.router.discovery.source.WatchSource;
 import java.time.Clock;
 
-/** The production sources: etcd and Dynamo's file store. */
+/** The production sources: etcd, Dynamo's file store and the two Kubernetes sources. */
 final class DefaultWatchSources {
     private DefaultWatchSources() {
     }
@@ -17,9 +22,11 @@ final class DefaultWatchSources {
         return switch (config.source()) {
             case ETCD -> new EtcdWatchSource(config.etcd(), counters);
             case FILE -> new FileStoreSource(config.file(), Clock.systemUTC(), counters, DiscoveryLimits.defaults());
-            case KUBERNETES, KUBERNETES_PODS -> throw new IllegalArgumentException(
-                    "dynamo.discovery.source: \"" + config.source().configName() + "\" (expected: etcd or file; the "
-                            + "Kubernetes sources are not in this build)");
+            case KUBERNETES_PODS -> new KubernetesPodSource(config.kubernetes(),
+                    KubernetesClients.inClusterFirst(System.getenv()), counters, KubernetesLimits.defaults());
+            case KUBERNETES -> new KubernetesMetadataSource(config.kubernetes(),
+                    KubernetesClients.inClusterFirst(System.getenv()), counters, KubernetesLimits.defaults(),
+                    MetadataLimits.defaults());
         };
     }
 }

@@ -3,6 +3,7 @@ package dev.continuum.router.discovery.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.Secret;
+import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.config.DiscoveryReloadPlan.Action;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -101,5 +102,57 @@ class DiscoveryReloadPlanTest {
         // While the file store is active, edits of the etcd section change nothing.
         DiscoveryConfig etcdEdited = new DiscoveryConfig(before.source(), ETCD.withEndpoints(List.of("http://z:1")), f);
         assertThat(DiscoveryReloadPlan.of(true, before, true, etcdEdited)).isEqualTo(new DiscoveryReloadPlan(Action.NOTHING, null));
+    }
+
+    private static final KubernetesConfig PODS = new KubernetesConfig("dynamo", "dynamo", List.of("a", "b"), null,
+            List.of(new KubernetesConfig.ModelMapping("a", "w", "m1"), new KubernetesConfig.ModelMapping("b", "w", "m2")),
+            BackoffConfig.defaults());
+
+    private static Arguments k8s(String description, DiscoverySourceKind kind, UnaryOperator<KubernetesConfig> edit,
+                                 Action action, RestartReason reason) {
+        return Arguments.of(description, DiscoveryConfig.kubernetes(kind, PODS),
+                DiscoveryConfig.kubernetes(kind, edit.apply(PODS)), action, reason);
+    }
+
+    static Stream<Arguments> kubernetesChanges() {
+        DiscoverySourceKind pods = DiscoverySourceKind.KUBERNETES_PODS;
+        DiscoverySourceKind metadata = DiscoverySourceKind.KUBERNETES;
+        return Stream.of(
+                k8s("nothing", pods, k -> k, Action.NOTHING, null),
+                k8s("kubernetes namespace", pods, k -> k.withNamespace("other"), Action.REPLACE_RESETTING,
+                        RestartReason.NAMESPACE),
+                k8s("scalar dynamo_namespace", pods, k -> k.withDynamoNamespaces("c", List.of()).withModel("m", List.of()),
+                        Action.REPLACE_RESETTING, RestartReason.NAMESPACE),
+                k8s("dynamo_namespaces shrink, kept models unchanged", pods, k -> k.withDynamoNamespaces("dynamo",
+                        List.of("a")), Action.REPLACE_PRUNING, RestartReason.NAMESPACES),
+                k8s("dynamo_namespaces grow with a mapping for the new one", pods, k -> k.withDynamoNamespaces("dynamo",
+                        List.of("a", "b", "c")).withModel(null, List.of(k.models().get(0), k.models().get(1),
+                        new KubernetesConfig.ModelMapping("c", "w", "m3"))), Action.REPLACE_PRUNING, RestartReason.NAMESPACES),
+                k8s("a kept namespace's model changes", pods, k -> k.withDynamoNamespaces("dynamo", List.of("a"))
+                        .withModel(null, List.of(new KubernetesConfig.ModelMapping("a", "w", "other"))),
+                        Action.REPLACE_RESETTING, RestartReason.OTHER),
+                k8s("models edited", pods, k -> k.withModel("single", List.of()), Action.REPLACE_RESETTING,
+                        RestartReason.OTHER),
+                k8s("backoff", pods, k -> k.withBackoff(new BackoffConfig(Duration.ofSeconds(1), Duration.ofMinutes(1))),
+                        Action.REPLACE_KEEPING_SNAPSHOT, RestartReason.BACKOFF),
+                k8s("metadata source: models are not even bound", metadata, k -> k, Action.NOTHING, null),
+                k8s("metadata source: models edited in code", metadata, k -> k.withModel("x", List.of()),
+                        Action.NOTHING, null),
+                k8s("metadata source: namespace", metadata, k -> k.withNamespace("x"), Action.REPLACE_RESETTING,
+                        RestartReason.NAMESPACE));
+    }
+
+    @ParameterizedTest(name = "{0}: {3} ({4})")
+    @MethodSource("kubernetesChanges")
+    void kubernetesChangesFollowTheSeedsReasons(String description, DiscoveryConfig before, DiscoveryConfig after,
+                                                Action action, RestartReason reason) {
+        assertThat(DiscoveryReloadPlan.of(true, before, true, after)).isEqualTo(new DiscoveryReloadPlan(action, reason));
+    }
+
+    @Test
+    void switchingBetweenTheKubernetesSourcesResetsWithReasonSource() {
+        assertThat(DiscoveryReloadPlan.of(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES_PODS, PODS), true,
+                DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES, PODS))).isEqualTo(new DiscoveryReloadPlan(
+                Action.REPLACE_RESETTING, RestartReason.SOURCE));
     }
 }

@@ -286,18 +286,18 @@ class DiscoverySectionTest {
         assertThat(lines(load("dynamo:\n  enabled: true\n  discovery: {source: file}\n", ENV).errors())).isEmpty();
     }
 
-    @ParameterizedTest(name = "source {0}")
-    @CsvSource({"kubernetes", "kubernetes_pods", "consul"})
-    void onlyEtcdAndFileAreSourcesOfThisBuild(String source) {
-        assertThat(lines(load("source: " + source).errors())).containsExactly("dynamo.discovery.source: \"" + source
-                + "\" (expected: " + DiscoverySection.SOURCES + ")");
+    @Test
+    void anUnknownSourceIsRefused() {
+        assertThat(lines(load("source: consul").errors())).containsExactly("dynamo.discovery.source: \"consul\" "
+                + "(expected: " + DiscoverySection.SOURCES + ")");
     }
 
     @Test
-    void aKubernetesSectionIsParsedButInactive() {
-        assertThat(discoveryWarnings(load("kubernetes: {namespace: dynamo, model: m}"))).containsExactly(
-                "dynamo.discovery.kubernetes: the Kubernetes sources are not in this build; the section is parsed but "
-                        + "inactive");
+    void anInactiveKubernetesSectionIsBoundWithoutTheActiveSourcesRequirements() {
+        DiscoveryConfig config = bound("kubernetes: {namespace: dynamo}");
+        assertThat(config.source()).isEqualTo(DiscoverySourceKind.ETCD);
+        assertThat(config.kubernetes().namespace()).isEqualTo("dynamo");
+        assertThat(discoveryWarnings(load("kubernetes: {namespace: dynamo}"))).isEmpty();
     }
 
     @Test

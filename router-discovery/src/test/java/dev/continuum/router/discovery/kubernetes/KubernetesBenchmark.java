@@ -1,0 +1,139 @@
+package dev.continuum.router.discovery.kubernetes;
+
+import dev.continuum.router.discovery.DiscoveryCounters;
+import dev.continuum.router.discovery.DiscoverySourceKind;
+import dev.continuum.router.discovery.DynamoRegistry;
+import dev.continuum.router.discovery.config.BackoffConfig;
+import dev.continuum.router.discovery.config.DiscoveryConfig;
+import dev.continuum.router.discovery.config.KubernetesConfig;
+import dev.continuum.router.discovery.watch.DiscoverySupervisor;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+
+/**
+ * Measured runs for docs/benchmarks.md (a main, not a test): time and heap to list, classify and publish 16,384
+ * Pods ({@code pods}) and 16,384 DynamoWorkerMetadata resources with one ready EndpointSlice per 100 Pods
+ * ({@code metadata}) from fabric8's CRUD mock server, from supervisor start to the first complete snapshot.
+ */
+public final class KubernetesBenchmark {
+    static final int OBJECTS = 16_384;
+
+    private KubernetesBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> which = args.length == 0 ? List.of("pods", "metadata") : List.of(args);
+        System.out.printf(Locale.ROOT, "java %s, %d cpus, max heap %d MiB%n", System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20);
+        if (which.contains("pods")) {
+            run("pods", DiscoverySourceKind.KUBERNETES_PODS, admin -> {
+                parallel(i -> admin.pods().inNamespace(Pods.NS).resource(Pods.worker("vllm-decode-" + i, "decode",
+                        null, "VllmDecodeWorker", true)).create());
+            });
+        }
+        if (which.contains("metadata")) {
+            run("metadata", DiscoverySourceKind.KUBERNETES, admin -> {
+                parallel(i -> {
+                    String pod = "vllm-decode-" + i;
+                    try {
+                        GenericKubernetesResource r = KubernetesMetadataSourceTest.resource(pod,
+                                KubernetesMetadataSourceTest.etcdRecords(pod));
+                        r.getMetadata().setNamespace(Pods.NS);
+                        admin.genericKubernetesResources(KubernetesMetadataSource.CONTEXT).inNamespace(Pods.NS)
+                                .resource(r).create();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                for (int s = 0; s < OBJECTS / 100 + 1; s++) {
+                    Map<String, Boolean> ready = new LinkedHashMap<>();
+                    for (int i = s * 100; i < Math.min(OBJECTS, (s + 1) * 100); i++) {
+                        ready.put("vllm-decode-" + i, true);
+                    }
+                    admin.discovery().v1().endpointSlices().inNamespace(Pods.NS)
+                            .resource(KubernetesMetadataSourceTest.slice("slice-" + s, ready)).create();
+                }
+            });
+        }
+        System.exit(0);
+    }
+
+    private static void parallel(java.util.function.IntConsumer create) {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> futures = new java.util.ArrayList<>();
+        for (int i = 0; i < OBJECTS; i++) {
+            int n = i;
+            futures.add(pool.submit(() -> create.accept(n)));
+        }
+        try {
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        pool.shutdown();
+    }
+
+    private static void run(String name, DiscoverySourceKind kind, Consumer<KubernetesClient> populate)
+            throws Exception {
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
+                new KubernetesCrudDispatcher(), false);
+        server.init();
+        server.expectCustomResource(new io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext.Builder()
+                .withGroup("nvidia.com").withVersion("v1alpha1").withKind(KubernetesMetadataSource.KIND)
+                .withPlural("dynamoworkermetadatas").withScope("Namespaced").build());
+        try (KubernetesClient admin = server.createClient()) {
+            long t0 = System.nanoTime();
+            populate.accept(admin);
+            System.out.printf(Locale.ROOT, "%s: populated the mock server in %.1f s%n", name,
+                    (System.nanoTime() - t0) / 1e9);
+            KubernetesConfig config = new KubernetesConfig(Pods.NS, kind == DiscoverySourceKind.KUBERNETES
+                    ? "dynamo" : Pods.DYN_NS, List.of(), kind == DiscoverySourceKind.KUBERNETES ? null : "m", List.of(),
+                    BackoffConfig.defaults());
+            KubernetesClients clients = timeout -> KubernetesClients.build(admin.getConfiguration(), timeout);
+            for (int round = 1; round <= 3; round++) {
+                System.gc();
+                long heapBefore = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+                DiscoverySupervisor supervisor = DiscoverySupervisor.builder().seedTimeout(Duration.ofSeconds(120))
+                        .sourceFactory((c, counters) -> kind == DiscoverySourceKind.KUBERNETES
+                                ? new KubernetesMetadataSource(c.kubernetes(), clients, DiscoveryCounters.NONE,
+                                        KubernetesLimits.defaults(), MetadataLimits.defaults())
+                                : new KubernetesPodSource(c.kubernetes(), clients, DiscoveryCounters.NONE,
+                                        KubernetesLimits.defaults()))
+                        .build();
+                long start = System.nanoTime();
+                supervisor.start(true, DiscoveryConfig.kubernetes(kind, config));
+                DynamoRegistry registry = supervisor.registry();
+                while (registry.snapshot().workers().size() < OBJECTS) {
+                    Thread.sleep(5);
+                }
+                long published = System.nanoTime();
+                System.gc();
+                long heapAfter = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+                System.out.printf(Locale.ROOT, "%s round %d: first complete snapshot of %d workers after %d ms; "
+                        + "heap retained with the source running %.1f MiB%n", name, round,
+                        registry.snapshot().workers().size(), (published - start) / 1_000_000,
+                        (heapAfter - heapBefore) / 1048576.0);
+                supervisor.close();
+            }
+        } finally {
+            server.destroy();
+        }
+    }
+}
