@@ -109,7 +109,7 @@ public final class KubernetesMetadataSource implements WatchSource {
         MetadataFleet fleet = new MetadataFleet(config.effectiveDynamoNamespaces(), limits, counters, memory);
         // Slices first: resources listed after them are fed at once when ready (the order only saves work).
         String sliceVersion = list(options -> client.discovery().v1().endpointSlices().inNamespace(config.namespace())
-                .list(options), SLICE_SELECTOR, limits.slicePageSize(), limits.maxSlices(), deadline,
+                .list(options), SLICE_SELECTOR, limits.slicePageSize(), Integer.MAX_VALUE, deadline,
                 slice -> fleet.putSlice(slice.getMetadata().getName(), readyTargets(slice)));
         String resourceVersion = list(options -> client.genericKubernetesResources(CONTEXT)
                 .inNamespace(config.namespace()).list(options), null, limits.resourcePageSize(),

@@ -11,6 +11,7 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -51,10 +52,25 @@ final class MetadataFleet {
 
     /** What the caps and "once" memories survive across relists. */
     static final class Memory {
-        final Set<String> mismatched = new HashSet<>();
-        final Set<String> refused = new HashSet<>();
-        final Set<String> malformed = new HashSet<>();
-        final Set<String> overCap = new HashSet<>();
+        /** Names remembered per "once" memory; past it the eldest is forgotten (and may log again). */
+        static final int MAX_REMEMBERED = 16_384;
+
+        final Set<String> mismatched = bounded();
+        final Set<String> refused = bounded();
+        final Set<String> malformed = bounded();
+        final Set<String> overCap = bounded();
+
+        /** Object names come from the cluster: a set of them must not grow without bound. */
+        private static Set<String> bounded() {
+            return Collections.newSetFromMap(new LinkedHashMap<String, Boolean>() {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > MAX_REMEMBERED;
+                }
+            });
+        }
     }
 
     private final List<String> prefixes;
@@ -170,6 +186,15 @@ final class MetadataFleet {
 
     /** An EndpointSlice was added or modified: its ready target names now are {@code readyNames}. */
     List<DiscoveryEvent> putSlice(String slice, Set<String> readyNames) {
+        if (!readyBySlice.containsKey(slice) && readyBySlice.size() >= limits.maxSlices()) {
+            // Watch-added slices obey the same cap as listed ones; held slices still update.
+            if (memory.overCap.add("EndpointSlice/" + slice)) {
+                counters.increment(DiscoveryEventKind.MALFORMED);
+                LOG.warn("EndpointSlice {} ignored: {} slices are held already (MAX_SLICES)", slice,
+                        limits.maxSlices());
+            }
+            return List.of();
+        }
         Set<String> before = readyBySlice.getOrDefault(slice, Set.of());
         readyBySlice.put(slice, Set.copyOf(readyNames));
         return toggle(before, readyNames);

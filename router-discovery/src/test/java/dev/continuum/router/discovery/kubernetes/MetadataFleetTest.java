@@ -106,4 +106,24 @@ class MetadataFleetTest {
         assertThat(fleet.putResource("a-0", "u1", Map.of("data", data), "a-0")).isEmpty();
         assertThat(fleet.heldBytes()).isZero();
     }
+
+    @Test
+    void endpointSlicesBeyondTheCapAreIgnoredAndCountedOnceWhileHeldOnesStillUpdate() throws Exception {
+        MetadataFleet capped = new MetadataFleet(List.of("dynamo"), new MetadataLimits(32, 500, 16, 2,
+                MetadataLimits.MAX_HELD_RECORD_BYTES, 1 << 20), counted::add, new MetadataFleet.Memory());
+        capped.putResource("a-0", "u1", spec("a-0", "tcp://10.0.0.1:1", "x"), "a-0");
+        capped.putSlice("s1", Set.of());
+        capped.putSlice("s2", Set.of());
+
+        assertThat(capped.putSlice("s3", Set.of("a-0"))).isEmpty();
+        assertThat(capped.putSlice("s3", Set.of("a-0"))).isEmpty();
+        assertThat(counted).containsExactly(DiscoveryEventKind.MALFORMED);
+
+        // A held slice still updates: its ready target now feeds the resource's records.
+        assertThat(capped.putSlice("s2", Set.of("a-0"))).hasSize(3);
+        // Once a slot frees, a new slice is accepted.
+        capped.deleteSlice("s1");
+        assertThat(capped.putSlice("s3", Set.of())).isEmpty();
+        assertThat(counted).hasSize(1);
+    }
 }
