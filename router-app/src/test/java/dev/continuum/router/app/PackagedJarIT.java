@@ -3,6 +3,8 @@ package dev.continuum.router.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.continuum.router.testing.DynamoRecords;
+import dev.continuum.router.testing.EtcdExtension;
 import dev.continuum.router.testing.FreePorts;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.StreamHandle;
@@ -89,6 +91,43 @@ class PackagedJarIT {
         assertThat(done.body()).contains("{\"n\":1}", "{\"n\":2}", "[DONE]");
         assertThat(router.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(Files.readString(log)).contains("stopped").doesNotContain("Exception");
+    }
+
+    /**
+     * jetcd finds gRPC's name resolvers and transports through META-INF/services: a shaded jar that
+     * lost those files starts but never connects. Discovery through the jar proves they are merged.
+     */
+    @Test
+    void discoversAnEtcdFleetFromTheShadedJar() throws Exception {
+        EtcdExtension etcd = EtcdExtension.plain();
+        etcd.start();
+        try {
+            int port = FreePorts.next();
+            Path config = dir.resolve("dynamo.yaml");
+            Files.writeString(config, """
+                    server:
+                      bind_address: "127.0.0.1:%d"
+                    admin:
+                      auth: {method: none}
+                    dynamo:
+                      enabled: true
+                      discovery:
+                        etcd: {endpoints: ["%s"], namespace: dynamo}
+                      load:
+                        direct_allow_cidrs: ["127.0.0.0/8"]
+                    """.formatted(port, etcd.endpoint()));
+            etcd.put(DynamoRecords.endpointKey("dynamo", "backend", "generate", 0xabcdefL),
+                    DynamoRecords.endpoint("dynamo", "backend", "generate", 0xabcdefL));
+            router = new ProcessBuilder("java", "-jar", System.getProperty("continuum.jar"), "serve",
+                    "--config", config.toString())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("dynamo.log").toFile()).start();
+            URI workers = URI.create("http://127.0.0.1:" + port + "/admin/dynamo/workers");
+            await().atMost(Duration.ofSeconds(40)).ignoreExceptionsInstanceOf(ConnectException.class)
+                    .untilAsserted(() -> assertThat(get(workers).body())
+                            .contains("\"connected\":true", "\"instance_id\":\"abcdef\""));
+        } finally {
+            etcd.stop();
+        }
     }
 
     private HttpResponse<String> get(URI uri) throws Exception {
