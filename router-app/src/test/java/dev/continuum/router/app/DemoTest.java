@@ -87,6 +87,9 @@ class DemoTest {
         }
         assertThat(servedPrefill).isEqualTo(12);
         assertThat(servedDecode).isEqualTo(12);
+        // Concurrent streams are spread: each one adds to its decode worker's backlog until the next sample.
+        assertThat(workers).filteredOn(w -> w.role() == Role.DECODE)
+                .allMatch(w -> demo.fleet().frontend().served(w.instanceId()) > 0);
         assertThat(selections("load")).isGreaterThan(loadBefore);
     }
 
