@@ -141,7 +141,7 @@ class SimFleetTest {
         for (Path f : files) {
             Files.setLastModifiedTime(f, old);
         }
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
             for (Path f : files) {
                 assertThat(Files.getLastModifiedTime(f).toMillis()).isGreaterThan(System.currentTimeMillis() - 5_000);
             }
@@ -155,12 +155,13 @@ class SimFleetTest {
 
     @Test
     void publishesActiveLoadFramesThatFollowInFlightRequests() throws Exception {
-        start(SimFleet.Options.defaults(root, "m").withFrontend("127.0.0.1", 0, 40, 50));
+        start(SimFleet.Options.defaults(root, "m").withFrontend("127.0.0.1", 0, 100, 50));
         SimWorker prefill = fleet.workers().get(0);
         SimWorker decode = fleet.workers().get(2);
         try (ZContext ctx = new ZContext(1)) {
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
-            sub.setReceiveTimeOut(2000);
+            // Generous: a SUB connects and its subscription reaches the PUB asynchronously, slowly on a busy machine.
+            sub.setReceiveTimeOut(10_000);
             sub.connect(decode.kvMetricsEndpoint());
             sub.subscribe("kv_metrics".getBytes(StandardCharsets.UTF_8));
 
@@ -178,16 +179,16 @@ class SimFleetTest {
                     .header("x-dynamo-prefill-instance-id", Long.toUnsignedString(prefill.instanceId()))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"stream\":true,\"messages\":[]}")).build(),
                     HttpResponse.BodyHandlers.ofString());
-            await().atMost(Duration.ofSeconds(5)).until(() -> decode.inFlight() == 1);
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+            await().atMost(Duration.ofSeconds(20)).until(() -> decode.inFlight() == 1);
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
                     assertThat(receive(sub).load.get("active_decode_blocks"))
                             .isEqualTo(Integer.toString(SimWorker.BLOCKS_PER_REQUEST)));
-            HttpResponse<String> done = answer.get(10, TimeUnit.SECONDS);
+            HttpResponse<String> done = answer.get(30, TimeUnit.SECONDS);
             assertThat(done.statusCode()).isEqualTo(200);
             assertThat(done.body()).contains("data: [DONE]");
             assertThat(decode.inFlight()).isZero();
             assertThat(prefill.inFlight()).isZero();
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
                     assertThat(receive(sub).load.get("active_decode_blocks")).isEqualTo("0"));
         }
     }
@@ -212,7 +213,7 @@ class SimFleetTest {
     /** Decodes one message by the spec: 4 parts, bare topic, u64 BE ids, version 1 + u32 BE length + envelope. */
     private static Sample receive(ZMQ.Socket sub) throws Exception {
         byte[] topic = sub.recv();
-        assertThat(topic).as("a sample within 2 s").isNotNull();
+        assertThat(topic).as("a sample within 10 s").isNotNull();
         assertThat(new String(topic, StandardCharsets.UTF_8)).isEqualTo("kv_metrics");
         assertThat(sub.hasReceiveMore()).isTrue();
         byte[] pub = sub.recv();
