@@ -52,6 +52,10 @@ import org.jspecify.annotations.Nullable;
  * in the fleet, or a worker of the wrong role, is refused with {@link #UNKNOWN_WORKER_ERROR}, this emulator's
  * own wording (upstream's text for that case is not in the spec). All refusals use status 500, as a pipeline
  * error of the frontend.
+ *
+ * <p>Each served request is reported to an {@link InFlight} listener (the {@link SimFleet}'s workers): started on
+ * its decode and prefill workers, finished on the prefill worker at the first token and on the decode worker at
+ * the last one or when the client goes away. A buffered answer is held as long as a streamed one would take.
  */
 public final class DirectFrontend implements AutoCloseable {
     public static final String WORKER_ID_ERROR = "Worker ID required (--direct-route) but none found in request. "
