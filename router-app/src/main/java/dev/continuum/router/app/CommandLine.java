@@ -9,6 +9,7 @@ import org.jspecify.annotations.Nullable;
  * The parsed command line. Grammar:
  * <pre>
  * continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
+ * continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router config validate [FILE | --config FILE]
  * continuum-router config show [FILE | --config FILE]
  * continuum-router --generate-config | --version | --help
@@ -20,6 +21,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
 
     enum Command {
         SERVE,
+        DEMO,
         CONFIG_VALIDATE,
         CONFIG_SHOW,
         GENERATE_CONFIG,
@@ -30,6 +32,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
     static final String USAGE = """
             Usage:
               continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
+              continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
+                                                a simulated Dynamo fleet (2 prefill + 2 decode workers) and the
+                                                router in front of it on 127.0.0.1:8080, on an embedded config
               continuum-router config validate [FILE]   exit 0 when valid (warnings printed), 1 with every error
               continuum-router config show [FILE]       the effective config as YAML, secrets masked
               continuum-router --generate-config        an annotated sample config on stdout
@@ -72,6 +77,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                 case "-V", "--version", "version" -> command = only(command, Command.VERSION);
                 case "--generate-config" -> command = only(command, Command.GENERATE_CONFIG);
                 case "serve" -> command = only(command, Command.SERVE);
+                case "demo" -> command = only(command, Command.DEMO);
                 case "config" -> {
                     if (i + 1 >= args.length) {
                         throw new UsageException("config: missing subcommand (expected: validate or show)");
@@ -105,6 +111,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                     && !arg.equals("--log-level")) {
                 throw new UsageException(arg + ": takes no value");
             }
+        }
+        if (command == Command.DEMO && config != null) {
+            throw new UsageException("demo: --config is not accepted (the demo runs on its embedded config)");
         }
         return new CommandLine(command == null ? Command.SERVE : command, config, List.copyOf(binds), logLevel);
     }

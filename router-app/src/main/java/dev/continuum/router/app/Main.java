@@ -53,6 +53,9 @@ public final class Main {
             case CONFIG_SHOW -> {
                 return show(loader(cli, env), out, err);
             }
+            case DEMO -> {
+                return Demo.run(cli, out, err, env);
+            }
             case SERVE -> {
                 try {
                     DynamoSections sections = DynamoSections.create(env);

@@ -178,6 +178,11 @@ final class RouterProcess implements AutoCloseable {
         };
     }
 
+    /** Returns once {@link #close} has finished (from a shutdown hook, say). */
+    void awaitStopped() throws InterruptedException {
+        stopped.await();
+    }
+
     List<SocketAddress> boundAddresses() {
         return server.boundAddresses();
     }

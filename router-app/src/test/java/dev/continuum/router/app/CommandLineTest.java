@@ -26,6 +26,17 @@ class CommandLineTest {
     }
 
     @Test
+    void readsTheDemoCommandWithItsListenerButNoConfigFile() throws Exception {
+        CommandLine demo = CommandLine.parse("demo", "--bind", "127.0.0.1:9090");
+        assertThat(demo.command()).isEqualTo(Command.DEMO);
+        assertThat(demo.bindAddresses()).isEqualTo(List.of("127.0.0.1:9090"));
+        assertThatThrownBy(() -> CommandLine.parse("demo", "--config", "a.yaml"))
+                .hasMessageContaining("demo: --config is not accepted");
+        assertThatThrownBy(() -> CommandLine.parse("demo", "serve")).hasMessageContaining("only one command");
+        assertThat(CommandLine.USAGE).contains("continuum-router demo");
+    }
+
+    @Test
     void takesTheFileOfConfigSubcommandsPositionallyOrByFlag() throws Exception {
         assertThat(CommandLine.parse("config", "validate", "x.yaml").configFile()).isEqualTo(Path.of("x.yaml"));
         CommandLine show = CommandLine.parse("config", "show", "-c", "y.yaml");

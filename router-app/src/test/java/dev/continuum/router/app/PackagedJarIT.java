@@ -127,6 +127,35 @@ class PackagedJarIT {
                             .contains("\"connected\":true", "\"instance_id\":\"abcdef\""));
         } finally {
             etcd.stop();
+
+    /** README's first command as a user runs it: the demo answers a streamed curl, and SIGTERM stops it all. */
+    @Test
+    void demoServesAStreamedCompletionAndStopsOnSigterm() throws Exception {
+        int port = FreePorts.next();
+        Path log = dir.resolve("demo.log");
+        router = new ProcessBuilder("java", "-Djava.io.tmpdir=" + dir, "-jar", System.getProperty("continuum.jar"),
+                "demo", "--bind", "127.0.0.1:" + port)
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        URI base = URI.create("http://127.0.0.1:" + port);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                assertThat(Files.readString(log)).contains("Try, from another terminal", base + "/v1/chat/completions"));
+        // The router is bound before the fleet's samples are in: pinning works from the first discovery pass.
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/v1/chat/completions"))
+                    .header("x-backend", "")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"stream\":true,"
+                            + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("prefill_then_decode");
+            assertThat(r.body()).contains("chat.completion.chunk", "data: [DONE]");
+        });
+
+        router.destroy(); // SIGTERM
+        assertThat(router.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(Files.readString(log)).contains("stopped").doesNotContain("Exception");
+        try (var left = Files.list(dir)) {
+            assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith("continuum-demo-"));
         }
     }
 

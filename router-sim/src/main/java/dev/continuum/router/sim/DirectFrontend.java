@@ -52,6 +52,10 @@ import org.jspecify.annotations.Nullable;
  * in the fleet, or a worker of the wrong role, is refused with {@link #UNKNOWN_WORKER_ERROR}, this emulator's
  * own wording (upstream's text for that case is not in the spec). All refusals use status 500, as a pipeline
  * error of the frontend.
+ *
+ * <p>Each served request is reported to an {@link InFlight} listener (the {@link SimFleet}'s workers): started on
+ * its decode and prefill workers, finished on the prefill worker at the first token and on the decode worker at
+ * the last one or when the client goes away. A buffered answer is held as long as a streamed one would take.
  */
 public final class DirectFrontend implements AutoCloseable {
     public static final String WORKER_ID_ERROR = "Worker ID required (--direct-route) but none found in request. "
@@ -72,9 +76,30 @@ public final class DirectFrontend implements AutoCloseable {
 
     public enum Role { PREFILL, DECODE, AGGREGATED }
 
+    /**
+     * Told when a served request starts and ends on a worker, so a simulated worker's published load follows
+     * its traffic. Called on the frontend's event loop; implementations must not block.
+     */
+    public interface InFlight {
+        InFlight NONE = new InFlight() {
+            @Override
+            public void started(long instanceId) {
+            }
+
+            @Override
+            public void finished(long instanceId) {
+            }
+        };
+
+        void started(long instanceId);
+
+        void finished(long instanceId);
+    }
+
     private final EventLoopGroup group;
     private final AtomicReference<Map<Long, Worker>> fleet;
     private final Map<Long, AtomicLong> served = new ConcurrentHashMap<>();
+    private volatile InFlight inFlight = InFlight.NONE;
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
 
@@ -110,6 +135,11 @@ public final class DirectFrontend implements AutoCloseable {
     /** Replaces the fleet the pins are resolved against (workers joining or leaving). */
     public void workers(List<Worker> workers) {
         fleet.set(index(workers));
+    }
+
+    /** Where request starts and ends are reported (the simulated workers); replaces the previous listener. */
+    public void inFlight(InFlight listener) {
+        this.inFlight = listener;
     }
 
     /** Requests served with {@code instanceId} pinned (as decode or as prefill worker). */
@@ -216,6 +246,29 @@ public final class DirectFrontend implements AutoCloseable {
                         "{\"error\":{\"message\":\"" + refusal + "\",\"type\":\"internal_error\",\"code\":500}}");
                 return;
             }
+            InFlight listener = frontend.inFlight;
+            long decode = requirePin(request.headers(), "x-dynamo-worker-instance-id", "x-worker-instance-id");
+            Long prefill = pin(request.headers(), "x-dynamo-prefill-instance-id", "x-prefill-instance-id", false);
+            listener.started(decode);
+            if (prefill != null) {
+                // Prefill holds the request only until its first token: the decode worker takes it from there.
+                listener.started(prefill);
+            }
+            Runnable firstToken = prefill == null ? () -> { } : once(() -> listener.finished(prefill));
+            // A client that goes away mid-answer ends the request too; the close listener is removed on a normal
+            // end so a long keep-alive connection does not collect one per request.
+            AtomicReference<@Nullable ChannelFutureListener> onClose = new AtomicReference<>();
+            Runnable done = once(() -> {
+                firstToken.run();
+                listener.finished(decode);
+                ChannelFutureListener l = onClose.get();
+                if (l != null) {
+                    ctx.channel().closeFuture().removeListener(l);
+                }
+            });
+            ChannelFutureListener l = f -> done.run();
+            onClose.set(l);
+            ctx.channel().closeFuture().addListener(l);
             String body = request.content().toString(StandardCharsets.UTF_8);
             if (body.replace(" ", "").contains("\"stream\":true")) {
                 HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
@@ -223,23 +276,62 @@ public final class DirectFrontend implements AutoCloseable {
                 HttpUtil.setTransferEncodingChunked(head, true);
                 HttpUtil.setKeepAlive(head, keepAlive);
                 ctx.writeAndFlush(head);
-                sendChunk(ctx, keepAlive, 0);
+                sendChunk(ctx, keepAlive, 0, firstToken, done);
+            } else if (chunks > 0 && chunkDelayMs > 0) {
+                // A buffered answer takes as long as the streamed one would: the workers stay busy meanwhile.
+                ctx.executor().schedule(firstToken, chunkDelayMs, TimeUnit.MILLISECONDS);
+                ctx.executor().schedule(() -> {
+                    done.run();
+                    respondCompletion(ctx, keepAlive);
+                }, chunks * chunkDelayMs, TimeUnit.MILLISECONDS);
             } else {
-                respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"id\":\"chatcmpl-sim\",\"object\":\"chat.completion\","
-                        + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from the "
-                        + "simulated fleet.\"},\"finish_reason\":\"stop\"}]}");
+                done.run();
+                respondCompletion(ctx, keepAlive);
             }
         }
 
-        private void sendChunk(ChannelHandlerContext ctx, boolean keepAlive, int sent) {
+        private static void respondCompletion(ChannelHandlerContext ctx, boolean keepAlive) {
             if (!ctx.channel().isActive()) {
                 return;
             }
+            respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"id\":\"chatcmpl-sim\",\"object\":\"chat.completion\","
+                    + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from the "
+                    + "simulated fleet.\"},\"finish_reason\":\"stop\"}]}");
+        }
+
+        /** The decode pin of a request {@link DirectFrontend#refusal} accepted: present by then. */
+        private static long requirePin(HttpHeaders h, String name, String alias) {
+            Long v = pin(h, name, alias, false);
+            if (v == null) {
+                throw new IllegalStateException(name + ": absent after the request was accepted");
+            }
+            return v;
+        }
+
+        /** Runs {@code action} on the first call only: a request ends once, by completion or by a close. */
+        private static Runnable once(Runnable action) {
+            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+            return () -> {
+                if (ran.compareAndSet(false, true)) {
+                    action.run();
+                }
+            };
+        }
+
+        private void sendChunk(ChannelHandlerContext ctx, boolean keepAlive, int sent, Runnable firstToken,
+                Runnable done) {
+            if (!ctx.channel().isActive()) {
+                return;
+            }
+            if (sent == 1) {
+                firstToken.run();
+            }
             if (sent == chunks) {
+                done.run();
                 ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8)));
-                var done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                var written = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
                 if (!keepAlive) {
-                    done.addListener(ChannelFutureListener.CLOSE);
+                    written.addListener(ChannelFutureListener.CLOSE);
                 }
                 return;
             }
@@ -247,9 +339,10 @@ public final class DirectFrontend implements AutoCloseable {
                     + "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok" + sent + " \"}}]}\n\n",
                     StandardCharsets.UTF_8)));
             if (chunkDelayMs > 0) {
-                ctx.executor().schedule(() -> sendChunk(ctx, keepAlive, sent + 1), chunkDelayMs, TimeUnit.MILLISECONDS);
+                ctx.executor().schedule(() -> sendChunk(ctx, keepAlive, sent + 1, firstToken, done), chunkDelayMs,
+                        TimeUnit.MILLISECONDS);
             } else {
-                sendChunk(ctx, keepAlive, sent + 1);
+                sendChunk(ctx, keepAlive, sent + 1, firstToken, done);
             }
         }
 

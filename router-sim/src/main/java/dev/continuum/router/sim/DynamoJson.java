@@ -1,0 +1,78 @@
+package dev.continuum.router.sim;
+
+import java.util.Locale;
+
+/**
+ * The JSON of the {@code DiscoveryInstance} records a Dynamo worker registers (dynamo-wire.md 1.3 and 1.4), written
+ * by hand so the simulator shares no parser or model with the router. Instance IDs are u64 JSON numbers, written
+ * unsigned.
+ */
+final class DynamoJson {
+    private DynamoJson() {
+    }
+
+    static String endpoint(String namespace, String component, String endpoint, long instanceId, String tcp) {
+        return "{\"type\":\"Endpoint\",\"component\":" + str(component) + ",\"endpoint\":" + str(endpoint)
+                + ",\"namespace\":" + str(namespace) + ",\"instance_id\":" + Long.toUnsignedString(instanceId)
+                + ",\"transport\":{\"tcp\":" + str(tcp) + "}}";
+    }
+
+    static String model(String namespace, String component, String endpoint, long instanceId, String cardJson) {
+        return "{\"type\":\"Model\",\"namespace\":" + str(namespace) + ",\"component\":" + str(component)
+                + ",\"endpoint\":" + str(endpoint) + ",\"instance_id\":" + Long.toUnsignedString(instanceId)
+                + ",\"card_json\":" + cardJson + "}";
+    }
+
+    /** The ModelDeploymentCard, fields in upstream's order; a prefill worker's {@code model_type} is Prefill. */
+    static String card(SimFleet.Options o, DirectFrontend.Role role) {
+        String modelType = role == DirectFrontend.Role.PREFILL ? "Prefill" : "Chat | Completions";
+        return "{\"display_name\":" + str(o.model()) + ",\"slug\":" + str(slug(o.model()))
+                + ",\"model_info\":null,\"tokenizer\":null"
+                + ",\"context_length\":" + o.maxNumBatchedTokens()
+                + ",\"kv_cache_block_size\":" + o.kvCacheBlockSize()
+                + ",\"migration_limit\":0"
+                + ",\"model_type\":" + str(modelType)
+                + ",\"model_input\":\"Tokens\""
+                + ",\"runtime_config\":{\"total_kv_blocks\":" + o.totalKvBlocks()
+                + ",\"max_num_seqs\":256,\"max_num_batched_tokens\":" + o.maxNumBatchedTokens()
+                + ",\"tool_call_parser\":null,\"reasoning_parser\":null"
+                + ",\"exclude_tools_when_tool_choice_none\":true,\"data_parallel_start_rank\":0"
+                + ",\"data_parallel_size\":1,\"enable_local_indexer\":true,\"enable_eagle\":false}"
+                + ",\"media_decoder\":null,\"media_fetcher\":null}";
+    }
+
+    /** The later event-channel record: endpoint scope, the publisher's own ID, a direct ZMQ endpoint. */
+    static String eventChannel(String namespace, String component, String endpoint, long publisherId, String zmq) {
+        return "{\"type\":\"EventChannel\",\"scope\":{\"kind\":\"endpoint\",\"endpoint\":{\"namespace\":"
+                + str(namespace) + ",\"component\":" + str(component) + ",\"name\":" + str(endpoint) + "}}"
+                + ",\"topic\":\"kv_metrics\",\"instance_id\":" + Long.toUnsignedString(publisherId)
+                + ",\"transport\":{\"kind\":\"Zmq\",\"config\":{\"endpoint\":" + str(zmq) + "}}}";
+    }
+
+    /** Upstream's slug: lower case, {@code a-z0-9-_} only, anything else becomes {@code _}. */
+    static String slug(String name) {
+        StringBuilder out = new StringBuilder();
+        for (char c : name.toLowerCase(Locale.ROOT).toCharArray()) {
+            out.append((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ? c : '_');
+        }
+        return out.toString();
+    }
+
+    static String str(String s) {
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}

@@ -1,0 +1,279 @@
+package dev.continuum.router.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.Value;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * The simulated fleet against dynamo-wire.md, read with independent tools: the file store with plain file I/O and
+ * Jackson, the kv_metrics stream with a JeroMQ SUB socket and msgpack.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SimFleetTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path root;
+
+    private SimFleet fleet;
+    private final HttpClient client = HttpClient.newHttpClient();
+
+    @AfterEach
+    void stop() {
+        if (fleet != null) {
+            fleet.close();
+        }
+    }
+
+    private SimFleet start(SimFleet.Options options) throws Exception {
+        fleet = SimFleet.start(options);
+        return fleet;
+    }
+
+    @Test
+    void registersEveryWorkerInTheFileStoreAsDynamoDoes() throws Exception {
+        start(SimFleet.Options.defaults(root, "Qwen/Qwen3-0.6B"));
+        assertThat(fleet.workers()).extracting(SimWorker::component)
+                .containsExactly("prefill", "prefill", "decode", "decode");
+
+        Map<String, JsonNode> instances = bucket("v1/instances");
+        Map<String, JsonNode> cards = bucket("v1/mdc");
+        Map<String, JsonNode> channels = bucket("v1/event_channels");
+        assertThat(instances).hasSize(4);
+        assertThat(cards).hasSize(4);
+        assertThat(channels).hasSize(4);
+
+        for (SimWorker w : fleet.workers()) {
+            String key = "dynamo/" + w.component() + "/generate/" + Long.toHexString(w.instanceId());
+            JsonNode endpoint = instances.get(key);
+            assertThat(endpoint).as(key).isNotNull();
+            assertThat(endpoint.get("type").asText()).isEqualTo("Endpoint");
+            assertThat(endpoint.get("namespace").asText()).isEqualTo("dynamo");
+            assertThat(endpoint.get("component").asText()).isEqualTo(w.component());
+            assertThat(endpoint.get("endpoint").asText()).isEqualTo("generate");
+            // A u64 decimal JSON number, exact even above 2^63.
+            assertThat(endpoint.get("instance_id").bigIntegerValue().toString())
+                    .isEqualTo(Long.toUnsignedString(w.instanceId()));
+            assertThat(endpoint.get("transport").get("tcp").asText())
+                    .endsWith("/" + Long.toHexString(w.instanceId()) + "/generate");
+
+            JsonNode model = cards.get(key);
+            assertThat(model.get("type").asText()).isEqualTo("Model");
+            assertThat(model.get("instance_id").bigIntegerValue().toString())
+                    .isEqualTo(Long.toUnsignedString(w.instanceId()));
+            JsonNode card = model.get("card_json");
+            assertThat(card.get("display_name").asText()).isEqualTo("Qwen/Qwen3-0.6B");
+            assertThat(card.get("slug").asText()).isEqualTo("qwen_qwen3-0_6b");
+            assertThat(card.get("kv_cache_block_size").asInt()).isEqualTo(16);
+            assertThat(card.get("model_type").asText())
+                    .isEqualTo(w.role() == DirectFrontend.Role.PREFILL ? "Prefill" : "Chat | Completions");
+            JsonNode runtime = card.get("runtime_config");
+            assertThat(runtime.get("total_kv_blocks").asLong()).isEqualTo(8192);
+            assertThat(runtime.get("max_num_batched_tokens").asLong()).isEqualTo(8192);
+            assertThat(runtime.get("data_parallel_size").asInt()).isEqualTo(1);
+
+            String channelKey = "namespace/dynamo/component/" + w.component() + "/endpoint/generate/topic/kv_metrics/"
+                    + Long.toHexString(w.publisherId());
+            JsonNode channel = channels.get(channelKey);
+            assertThat(channel).as(channelKey).isNotNull();
+            assertThat(channel.get("type").asText()).isEqualTo("EventChannel");
+            assertThat(channel.get("topic").asText()).isEqualTo("kv_metrics");
+            assertThat(channel.get("scope").get("kind").asText()).isEqualTo("endpoint");
+            assertThat(channel.get("scope").get("endpoint").get("component").asText()).isEqualTo(w.component());
+            assertThat(channel.get("instance_id").bigIntegerValue().toString())
+                    .isEqualTo(Long.toUnsignedString(w.publisherId()));
+            assertThat(channel.get("transport").get("kind").asText()).isEqualTo("Zmq");
+            assertThat(channel.get("transport").get("config").get("endpoint").asText())
+                    .matches("tcp://127\\.0\\.0\\.1:\\d+").isEqualTo(w.kvMetricsEndpoint());
+        }
+        // Every name is NON_ALPHANUMERIC percent-encoded, and no temporary file is left behind.
+        try (Stream<Path> all = Files.walk(root)) {
+            assertThat(all.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
+                    .hasSize(12).allMatch(n -> n.matches("([A-Za-z0-9]|%[0-9A-F]{2})+"));
+        }
+    }
+
+    @Test
+    void aggregatedFleetUsesTheBackendComponent() throws Exception {
+        start(SimFleet.Options.defaults(root, "m").withWorkers(0, 3));
+        assertThat(fleet.workers()).extracting(SimWorker::component).containsOnly("backend");
+        assertThat(fleet.workers()).extracting(SimWorker::role).containsOnly(DirectFrontend.Role.AGGREGATED);
+        assertThat(bucket("v1/instances").keySet()).allMatch(k -> k.startsWith("dynamo/backend/generate/"));
+    }
+
+    @Test
+    void heartbeatTouchesTheFilesAndStopRemovesThem() throws Exception {
+        start(SimFleet.Options.defaults(root, "m").withHeartbeat(Duration.ofMillis(100)));
+        List<Path> files;
+        try (Stream<Path> all = Files.walk(root)) {
+            files = all.filter(Files::isRegularFile).toList();
+        }
+        FileTime old = FileTime.fromMillis(System.currentTimeMillis() - 60_000);
+        for (Path f : files) {
+            Files.setLastModifiedTime(f, old);
+        }
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            for (Path f : files) {
+                assertThat(Files.getLastModifiedTime(f).toMillis()).isGreaterThan(System.currentTimeMillis() - 5_000);
+            }
+        });
+        fleet.close();
+        fleet = null;
+        for (Path f : files) {
+            assertThat(f).doesNotExist();
+        }
+    }
+
+    @Test
+    void publishesActiveLoadFramesThatFollowInFlightRequests() throws Exception {
+        start(SimFleet.Options.defaults(root, "m").withFrontend("127.0.0.1", 0, 100, 50));
+        SimWorker prefill = fleet.workers().get(0);
+        SimWorker decode = fleet.workers().get(2);
+        try (ZContext ctx = new ZContext(1)) {
+            ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+            // Generous: a SUB connects and its subscription reaches the PUB asynchronously, slowly on a busy machine.
+            sub.setReceiveTimeOut(10_000);
+            sub.connect(decode.kvMetricsEndpoint());
+            sub.subscribe("kv_metrics".getBytes(StandardCharsets.UTF_8));
+
+            Sample first = receive(sub);
+            assertThat(first.publisherId).isEqualTo(decode.publisherId());
+            assertThat(first.load.get("worker_id")).isEqualTo(Long.toUnsignedString(decode.instanceId()));
+            assertThat(first.load.get("active_decode_blocks")).isEqualTo("0");
+            Sample second = receive(sub);
+            assertThat(second.sequence).isEqualTo(first.sequence + 1);
+
+            // One streamed request pinned to (prefill, decode): both count it, decode until the stream ends.
+            CompletableFuture<HttpResponse<String>> answer = client.sendAsync(HttpRequest.newBuilder(
+                    URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                    .header("x-dynamo-worker-instance-id", Long.toUnsignedString(decode.instanceId()))
+                    .header("x-dynamo-prefill-instance-id", Long.toUnsignedString(prefill.instanceId()))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"stream\":true,\"messages\":[]}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            await().atMost(Duration.ofSeconds(20)).until(() -> decode.inFlight() == 1);
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(receive(sub).load.get("active_decode_blocks"))
+                            .isEqualTo(Integer.toString(SimWorker.BLOCKS_PER_REQUEST)));
+            HttpResponse<String> done = answer.get(30, TimeUnit.SECONDS);
+            assertThat(done.statusCode()).isEqualTo(200);
+            assertThat(done.body()).contains("data: [DONE]");
+            assertThat(decode.inFlight()).isZero();
+            assertThat(prefill.inFlight()).isZero();
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(receive(sub).load.get("active_decode_blocks")).isEqualTo("0"));
+        }
+    }
+
+    @Test
+    void frontendRefusesAMissingPrefillPinWithUpstreamsText() throws Exception {
+        start(SimFleet.Options.defaults(root, "m"));
+        SimWorker decode = fleet.workers().get(2);
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(
+                URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                .header("x-dynamo-worker-instance-id", Long.toUnsignedString(decode.instanceId()))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"messages\":[]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(r.body()).contains(DirectFrontend.PREFILL_ID_ERROR);
+        assertThat(decode.inFlight()).isZero();
+    }
+
+    private record Sample(long publisherId, long sequence, Map<String, String> load) {
+    }
+
+    /** Decodes one message by the spec: 4 parts, bare topic, u64 BE ids, version 1 + u32 BE length + envelope. */
+    private static Sample receive(ZMQ.Socket sub) throws Exception {
+        byte[] topic = sub.recv();
+        assertThat(topic).as("a sample within 10 s").isNotNull();
+        assertThat(new String(topic, StandardCharsets.UTF_8)).isEqualTo("kv_metrics");
+        assertThat(sub.hasReceiveMore()).isTrue();
+        byte[] pub = sub.recv();
+        byte[] seq = sub.recv();
+        byte[] frame = sub.recv();
+        assertThat(sub.hasReceiveMore()).isFalse();
+        assertThat(pub).hasSize(8);
+        assertThat(seq).hasSize(8);
+        ByteBuffer f = ByteBuffer.wrap(frame);
+        assertThat(f.get()).isEqualTo((byte) 1);
+        int len = f.getInt();
+        assertThat(len).isEqualTo(frame.length - 5);
+        MessageUnpacker envelope = MessagePack.newDefaultUnpacker(frame, 5, len);
+        assertThat(envelope.unpackMapHeader()).isEqualTo(5);
+        Map<String, Value> env = new HashMap<>();
+        List<String> order = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String k = envelope.unpackString();
+            order.add(k);
+            env.put(k, envelope.unpackValue());
+        }
+        assertThat(order).containsExactly("publisher_id", "sequence", "published_at", "topic", "payload");
+        long publisherId = ByteBuffer.wrap(pub).getLong();
+        long sequence = ByteBuffer.wrap(seq).getLong();
+        assertThat(env.get("publisher_id").asIntegerValue().asBigInteger().toString())
+                .isEqualTo(Long.toUnsignedString(publisherId));
+        assertThat(env.get("sequence").asIntegerValue().asLong()).isEqualTo(sequence);
+        assertThat(env.get("topic").asStringValue().asString()).isEqualTo("kv_metrics");
+        assertThat(env.get("published_at").asIntegerValue().asLong())
+                .isBetween(System.currentTimeMillis() - 10_000, System.currentTimeMillis() + 1_000);
+        assertThat(env.get("payload").isBinaryValue()).isTrue();
+        MessageUnpacker payload = MessagePack.newDefaultUnpacker(env.get("payload").asBinaryValue().asByteArray());
+        int n = payload.unpackMapHeader();
+        Map<String, String> load = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String k = payload.unpackString();
+            Value v = payload.unpackValue();
+            load.put(k, v.isNilValue() ? "nil" : v.isIntegerValue() ? v.asIntegerValue().asBigInteger().toString()
+                    : v.toString());
+        }
+        assertThat(load.keySet()).containsExactly("worker_id", "dp_rank", "active_decode_blocks",
+                "active_prefill_tokens", "scheduler_load_scope", "kv_used_blocks");
+        assertThat(load.get("dp_rank")).isEqualTo("0");
+        assertThat(load.get("active_prefill_tokens")).isEqualTo("nil");
+        return new Sample(publisherId, sequence, load);
+    }
+
+    /** A bucket read as a reader would: skip {@code .tmp_*}, percent-decode each name once, parse the JSON. */
+    private Map<String, JsonNode> bucket(String bucket) throws Exception {
+        Map<String, JsonNode> out = new HashMap<>();
+        try (Stream<Path> files = Files.list(root.resolve(bucket))) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.startsWith(".tmp_")) {
+                    continue;
+                }
+                out.put(URLDecoder.decode(name.replace("+", "%2B"), StandardCharsets.UTF_8),
+                        JSON.readTree(Files.readString(f)));
+            }
+        }
+        return out;
+    }
+}
