@@ -127,6 +127,8 @@ class PackagedJarIT {
                             .contains("\"connected\":true", "\"instance_id\":\"abcdef\""));
         } finally {
             etcd.stop();
+        }
+    }
 
     /** README's first command as a user runs it: the demo answers a streamed curl, and SIGTERM stops it all. */
     @Test
