@@ -4,6 +4,7 @@ import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.config.KubernetesConfig;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.source.WatchSource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ListOptions;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -11,35 +12,20 @@ import io.fabric8.kubernetes.api.model.PodList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@code source: kubernetes_pods}: operator-labelled Pods in one Kubernetes namespace, listed in pages and then
  * watched from the list's resourceVersion. Each ready worker Pod becomes the records an etcd worker would
  * register (see {@link PodFleet}), so the etcd reducer and everything after it are shared.
  *
- * <p><b>Ends of a watch.</b> fabric8's automatic watch reconnect is off (it would resume from the last
- * resourceVersion; the seed wants a full relist). A watch session that lasted at least
- * {@code min(watch_reconnect_backoff.max, 290 s)} and then ended (the routine server-side close requested with
- * {@code timeoutSeconds=290}, or anything else after that long) is relisted inside the pass after the
- * backoff's floor, which is exactly where the shared backoff would be after such a session: the view is
- * replaced by one resync, and {@code connected} stays 1. A shorter session, a 410 Gone, an {@code ERROR}
- * event or 320 s without any event end the pass, and the watcher relists after the growing backoff.
+ * <p>Watch sessions, idle deadlines and the rules for an end of a watch are {@link KubernetesWatchPass}'s.
  */
 public final class KubernetesPodSource implements WatchSource {
-    private static final Logger LOG = LoggerFactory.getLogger(KubernetesPodSource.class);
     private static final AtomicInteger THREAD_IDS = new AtomicInteger();
 
     private final KubernetesConfig config;
@@ -109,209 +95,36 @@ public final class KubernetesPodSource implements WatchSource {
         return resourceVersion;
     }
 
-    private final class PodPass implements Pass {
-        private final KubernetesClient client;
-        private final ScheduledExecutorService thread;
-        /** Owned by {@link #thread} once following starts. */
+    /** Pods in one watch; the fleet is owned by the pass's thread once following starts. */
+    private final class PodPass extends KubernetesWatchPass {
         private PodFleet fleet;
-        private final List<DiscoveryEvent.Put> seed;
-        private @Nullable String resourceVersion;
-        private @Nullable PassListener listener;
-        private volatile @Nullable Watch watch;
-        private int session;
-        private long sessionStartedAt;
-        private @Nullable ScheduledFuture<?> idle;
-        private volatile boolean ended;
-        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        private String resourceVersion;
 
         PodPass(KubernetesClient client, PodFleet fleet, String resourceVersion) {
-            this.client = client;
+            super(client, KubernetesPodSource.this.config, limits, KubernetesPodSource.this.nanoTime, fleet.records(),
+                    "dynamo-kubernetes-pods-" + THREAD_IDS.incrementAndGet(), "Pod");
             this.fleet = fleet;
-            this.seed = fleet.records();
             this.resourceVersion = resourceVersion;
-            this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "dynamo-kubernetes-pods-" + THREAD_IDS.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
         }
 
         @Override
-        public List<DiscoveryEvent.Put> seed() {
-            return seed;
+        protected Watch openWatch(int which, int session) {
+            return client.pods().inNamespace(config.namespace())
+                    .watch(watchOptions(selector, resourceVersion), watcher(session, which));
         }
 
         @Override
-        public void follow(PassListener listener) {
-            this.listener = listener;
-            try {
-                thread.execute(() -> {
-                    if (openWatch()) {
-                        listener.opened();
-                    }
-                });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                listener.ended("closed", null);
-            }
+        protected List<DiscoveryEvent> apply(int which, Watcher.Action action, HasMetadata object, String name) {
+            return fleet.update(name, action == Watcher.Action.DELETED ? null
+                    : PodClassifier.classify((Pod) object, config));
         }
 
-        /** Opens a watch session from {@link #resourceVersion}; on failure ends the pass. */
-        private boolean openWatch() {
-            int current = ++session;
-            ListOptions options = new ListOptionsBuilder().withLabelSelector(selector)
-                    .withResourceVersion(resourceVersion).withTimeoutSeconds(limits.watchTimeoutSeconds())
-                    .withAllowWatchBookmarks(false).build();
-            try {
-                sessionStartedAt = nanoTime.getAsLong();
-                watch = client.pods().inNamespace(config.namespace()).watch(options, new SessionWatcher(current));
-                if (closed.get()) {
-                    closeWatch();
-                    return false;
-                }
-                armIdle(current);
-                return true;
-            } catch (RuntimeException e) {
-                end("the Pod watch could not be opened", e);
-                return false;
-            }
-        }
-
-        private void armIdle(int current) {
-            if (idle != null) {
-                idle.cancel(false);
-            }
-            idle = thread.schedule(() -> {
-                if (current == session) {
-                    end("no Pod watch event for " + limits.idleDeadline().toMillis() + " ms (idle deadline)", null);
-                }
-            }, limits.idleDeadline().toNanos(), TimeUnit.NANOSECONDS);
-        }
-
-        private void onEvent(int current, Watcher.Action action, Pod pod) {
-            if (ended || current != session || listener == null) {
-                return;
-            }
-            armIdle(current);
-            String name = pod.getMetadata() == null ? null : pod.getMetadata().getName();
-            List<DiscoveryEvent> events = switch (action) {
-                case ADDED, MODIFIED -> name == null ? List.of() : fleet.update(name, PodClassifier.classify(pod, config));
-                case DELETED -> name == null ? List.of() : fleet.update(name, null);
-                case BOOKMARK -> List.of();
-                case ERROR -> {
-                    end("the Pod watch sent an ERROR event", null);
-                    yield List.of();
-                }
-            };
-            if (!events.isEmpty()) {
-                listener.events(events);
-            }
-        }
-
-        private void onClose(int current, @Nullable WatcherException cause) {
-            if (ended || current != session) {
-                return;
-            }
-            session++;
-            Duration lasted = Duration.ofNanos(nanoTime.getAsLong() - sessionStartedAt);
-            Duration routine = config.watchReconnectBackoff().max().compareTo(limits.watchTimeout()) < 0
-                    ? config.watchReconnectBackoff().max() : limits.watchTimeout();
-            boolean gone = cause != null && cause.isHttpGone();
-            if (gone || lasted.compareTo(routine) < 0) {
-                end(gone ? "the Pod watch's resourceVersion is gone (410)" : "the Pod watch ended after "
-                        + lasted.toMillis() + " ms", cause);
-                return;
-            }
-            Duration delay = config.watchReconnectBackoff().initial();
-            LOG.debug("Pod watch closed after {} ms; relisting in {} ms", lasted.toMillis(), delay.toMillis());
-            thread.schedule(this::relist, delay.toNanos(), TimeUnit.NANOSECONDS);
-        }
-
-        private void relist() {
-            if (ended || listener == null) {
-                return;
-            }
+        @Override
+        protected List<DiscoveryEvent.Put> relistRecords() throws Exception {
             PodFleet fresh = new PodFleet(limits.maxPods(), counters, memory);
-            try {
-                resourceVersion = list(client, fresh, nanoTime.getAsLong() + limits.requestTimeout().toNanos());
-            } catch (Exception e) {
-                end("relisting Pods failed", e);
-                return;
-            }
+            resourceVersion = list(client, fresh, nanoTime.getAsLong() + limits.requestTimeout().toNanos());
             fleet = fresh;
-            listener.events(List.of(new DiscoveryEvent.Resync(fresh.records())));
-            openWatch();
-        }
-
-        private void end(String reason, @Nullable Throwable cause) {
-            if (ended) {
-                return;
-            }
-            ended = true;
-            session++;
-            closeWatch();
-            if (listener != null) {
-                listener.ended(reason, cause);
-            }
-        }
-
-        private synchronized void closeWatch() {
-            Watch w = watch;
-            watch = null;
-            if (w != null) {
-                try {
-                    w.close();
-                } catch (RuntimeException e) {
-                    LOG.debug("closing the Pod watch failed", e);
-                }
-            }
-        }
-
-        /**
-         * Idempotent, callable from any thread (the watcher closes the pass when it ends, and the supervisor
-         * when it stops the watcher). Does not wait for the pass's thread: a task still running there sees the
-         * ended flag, and fabric8 drops callbacks of a closed watch.
-         */
-        @Override
-        public void close() {
-            if (!closed.compareAndSet(false, true)) {
-                return;
-            }
-            ended = true;
-            thread.shutdownNow();
-            closeWatch();
-            client.close();
-        }
-
-        /** Hands fabric8's callbacks to the pass's thread, tagged with the session they belong to. */
-        private final class SessionWatcher implements Watcher<Pod> {
-            private final int current;
-
-            SessionWatcher(int current) {
-                this.current = current;
-            }
-
-            @Override
-            public void eventReceived(Action action, Pod pod) {
-                execute(() -> onEvent(current, action, pod));
-            }
-
-            @Override
-            public void onClose() {
-                // Our own close: nothing to report.
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-                execute(() -> PodPass.this.onClose(current, cause));
-            }
-
-            private void execute(Runnable task) {
-                try {
-                    thread.execute(task);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // The pass is closed.
-                }
-            }
+            return fresh.records();
         }
     }
 }
