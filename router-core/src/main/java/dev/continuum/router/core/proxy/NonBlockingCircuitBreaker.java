@@ -3,6 +3,7 @@ package dev.continuum.router.core.proxy;
 import dev.continuum.router.core.config.CircuitBreakerConfig;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link CircuitBreaker} as compare-and-set over one immutable {@link State}. Closed-state
@@ -91,93 +92,73 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
 
     @Override
     public void onSuccess(long permit) {
-        if (permit < 0) {
-            return;
-        }
-        CircuitBreakerConfig c = config;
-        if (!c.enabled()) {
-            return;
-        }
-        for (;;) {
-            State s = state.get();
-            long now = nanoClock.getAsLong();
-            State next;
-            if (permit == CLOSED_PERMIT) {
-                if (s.phase != CircuitState.CLOSED) {
-                    return;
-                }
-                State w = roll(s, now, c);
-                next = new State(CircuitState.CLOSED, w.epoch, w.since, 0, w.windowRequests + 1, w.windowFailures, 0, 0);
-            } else {
-                if (s.phase != CircuitState.HALF_OPEN || s.epoch != permit) {
-                    return;
-                }
-                int successes = s.halfOpenSuccesses + 1;
-                next = successes >= c.halfOpenSuccessThreshold()
-                        ? closed(s.epoch + 1, now)
-                        : new State(CircuitState.HALF_OPEN, s.epoch, s.since, 0, 0, 0,
-                                Math.max(0, s.halfOpenInFlight - 1), successes);
-            }
-            if (state.compareAndSet(s, next)) {
-                return;
-            }
-        }
+        record(permit, Outcome.SUCCESS);
     }
 
     @Override
     public void onFailure(long permit) {
-        if (permit < 0) {
-            return;
-        }
+        record(permit, Outcome.FAILURE);
+    }
+
+    @Override
+    public void onIgnored(long permit) {
+        record(permit, Outcome.IGNORED);
+    }
+
+    private enum Outcome {
+        SUCCESS,
+        FAILURE,
+        /** The request ended without a verdict (client left): only frees a half-open slot. */
+        IGNORED
+    }
+
+    /** One CAS loop for every answer; {@link #next} returns null when the answer changes nothing. */
+    private void record(long permit, Outcome outcome) {
         CircuitBreakerConfig c = config;
-        if (!c.enabled()) {
+        if (permit < 0 || !c.enabled()) {
             return;
         }
         for (;;) {
             State s = state.get();
-            long now = nanoClock.getAsLong();
-            State next;
-            if (permit == CLOSED_PERMIT) {
-                if (s.phase != CircuitState.CLOSED) {
-                    return;
-                }
-                State w = roll(s, now, c);
-                int requests = w.windowRequests + 1;
-                int failures = w.windowFailures + 1;
-                int consecutive = w.consecutiveFailures + 1;
-                boolean trip = consecutive >= c.failureThreshold()
-                        || (requests >= c.minimumRequests() && failures >= c.failureRateThreshold() * requests);
-                next = trip
-                        ? open(s.epoch + 1, now)
-                        : new State(CircuitState.CLOSED, w.epoch, w.since, consecutive, requests, failures, 0, 0);
-            } else {
-                if (s.phase != CircuitState.HALF_OPEN || s.epoch != permit) {
-                    return;
-                }
-                next = open(s.epoch + 1, now);
-            }
-            if (state.compareAndSet(s, next)) {
+            State next = next(s, permit, outcome, nanoClock.getAsLong(), c);
+            if (next == null || state.compareAndSet(s, next)) {
                 return;
             }
         }
     }
 
-    @Override
-    public void onIgnored(long permit) {
-        if (permit <= CLOSED_PERMIT) {
-            return; // closed-state permits hold no slot
-        }
-        for (;;) {
-            State s = state.get();
-            if (s.phase != CircuitState.HALF_OPEN || s.epoch != permit) {
-                return;
+    private static @Nullable State next(State s, long permit, Outcome outcome, long now, CircuitBreakerConfig c) {
+        if (permit == CLOSED_PERMIT) {
+            // A closed-state answer counts only while still closed; closed permits hold no half-open slot.
+            if (s.phase != CircuitState.CLOSED || outcome == Outcome.IGNORED) {
+                return null;
             }
-            State next = new State(CircuitState.HALF_OPEN, s.epoch, s.since, 0, 0, 0,
-                    Math.max(0, s.halfOpenInFlight - 1), s.halfOpenSuccesses);
-            if (state.compareAndSet(s, next)) {
-                return;
+            State w = roll(s, now, c);
+            if (outcome == Outcome.SUCCESS) {
+                return new State(CircuitState.CLOSED, w.epoch, w.since, 0, w.windowRequests + 1, w.windowFailures,
+                        0, 0);
             }
+            int requests = w.windowRequests + 1;
+            int failures = w.windowFailures + 1;
+            int consecutive = w.consecutiveFailures + 1;
+            boolean trip = consecutive >= c.failureThreshold()
+                    || (requests >= c.minimumRequests() && failures >= c.failureRateThreshold() * requests);
+            return trip
+                    ? open(s.epoch + 1, now)
+                    : new State(CircuitState.CLOSED, w.epoch, w.since, consecutive, requests, failures, 0, 0);
         }
+        if (s.phase != CircuitState.HALF_OPEN || s.epoch != permit) {
+            return null; // an answer from an earlier half-open round
+        }
+        int inFlight = Math.max(0, s.halfOpenInFlight - 1);
+        return switch (outcome) {
+            case FAILURE -> open(s.epoch + 1, now);
+            case IGNORED -> new State(CircuitState.HALF_OPEN, s.epoch, s.since, 0, 0, 0, inFlight,
+                    s.halfOpenSuccesses);
+            case SUCCESS -> s.halfOpenSuccesses + 1 >= c.halfOpenSuccessThreshold()
+                    ? closed(s.epoch + 1, now)
+                    : new State(CircuitState.HALF_OPEN, s.epoch, s.since, 0, 0, 0, inFlight, s.halfOpenSuccesses + 1);
+        };
     }
 
     @Override
