@@ -26,7 +26,7 @@ final class KvMetricsPublisher implements AutoCloseable {
     private final ZMQ.Socket socket;
     private final long publisherId;
     private final int port;
-    private long sequence;
+    private volatile long sequence;
 
     KvMetricsPublisher(ZContext context, long publisherId) {
         this.publisherId = publisherId;
@@ -46,10 +46,17 @@ final class KvMetricsPublisher implements AutoCloseable {
         return publisherId;
     }
 
+    /** How many samples this publisher has sent so far (the next sequence number). */
+    long published() {
+        return sequence;
+    }
+
     /** Publishes one sample; a subscriber that is not connected yet simply misses it, as with upstream. */
     void publish(long workerId, long activeDecodeBlocks, long kvUsedBlocks) {
-        byte[][] parts = message(publisherId, sequence++, System.currentTimeMillis(),
+        long next = sequence;
+        byte[][] parts = message(publisherId, next, System.currentTimeMillis(),
                 activeLoad(workerId, 0, activeDecodeBlocks, kvUsedBlocks));
+        sequence = next + 1;
         for (int i = 0; i < parts.length; i++) {
             socket.send(parts[i], i < parts.length - 1 ? ZMQ.SNDMORE | ZMQ.DONTWAIT : ZMQ.DONTWAIT);
         }

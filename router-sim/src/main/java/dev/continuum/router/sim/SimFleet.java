@@ -27,6 +27,7 @@ import org.zeromq.ZContext;
 public final class SimFleet implements AutoCloseable {
     static final String ENDPOINT = "generate";
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(SimFleet.class.getName());
 
     /**
      * What to simulate. With {@code prefillWorkers == 0} the decode workers are aggregated workers (component
@@ -85,6 +86,7 @@ public final class SimFleet implements AutoCloseable {
     private final ScheduledExecutorService owner;
     private final DirectFrontend frontend;
     private volatile boolean closed;
+    private boolean publishFailureLogged;
 
     private SimFleet(Options options, ZContext zmq, List<SimWorker> workers, ScheduledExecutorService owner,
             DirectFrontend frontend) {
@@ -188,8 +190,13 @@ public final class SimFleet implements AutoCloseable {
         for (SimWorker w : workers) {
             try {
                 w.publish();
-            } catch (RuntimeException e) {
-                // One socket's trouble must not cancel the schedule (a thrown task is never run again).
+            } catch (RuntimeException | AssertionError e) {
+                // One socket's trouble must not cancel the schedule (a thrown task is never run again); JeroMQ
+                // reports some internal faults as AssertionError when assertions are on.
+                if (!publishFailureLogged) {
+                    publishFailureLogged = true;
+                    LOG.log(System.Logger.Level.WARNING, "sim fleet: publishing a kv_metrics sample failed", e);
+                }
             }
         }
     }

@@ -46,6 +46,11 @@ public final class SimWorker {
         return publisher.endpoint();
     }
 
+    /** How many kv_metrics samples this worker has published so far. */
+    public long publishedSamples() {
+        return publisher.published();
+    }
+
     public int inFlight() {
         return inFlight.get();
     }

@@ -159,13 +159,9 @@ class SimFleetTest {
         SimWorker prefill = fleet.workers().get(0);
         SimWorker decode = fleet.workers().get(2);
         try (ZContext ctx = new ZContext(1)) {
-            ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
-            // Generous: a SUB connects and its subscription reaches the PUB asynchronously, slowly on a busy machine.
-            sub.setReceiveTimeOut(10_000);
-            sub.connect(decode.kvMetricsEndpoint());
-            sub.subscribe("kv_metrics".getBytes(StandardCharsets.UTF_8));
-
-            Sample first = receiveFirst(sub);
+            SubscribedSocket subscribed = subscribe(ctx, decode);
+            ZMQ.Socket sub = subscribed.socket();
+            Sample first = subscribed.first();
             assertThat(first.publisherId).isEqualTo(decode.publisherId());
             assertThat(first.load.get("worker_id")).isEqualTo(Long.toUnsignedString(decode.instanceId()));
             assertThat(first.load.get("active_decode_blocks")).isEqualTo("0");
@@ -210,18 +206,29 @@ class SimFleetTest {
     private record Sample(long publisherId, long sequence, Map<String, String> load) {
     }
 
+    private record SubscribedSocket(ZMQ.Socket socket, Sample first) {
+    }
+
     /**
-     * The first sample, allowing up to 30 s: until the SUB's subscription has reached the PUB every sample
-     * is dropped by design, and on a loaded 2-core machine that handshake has been seen to take over 10 s.
+     * A SUB socket on {@code worker}'s publisher and the first sample it got. Until the SUB's subscription has
+     * reached the PUB every sample is dropped by design; on a loaded 2-core machine a JeroMQ connection has
+     * been seen to stay silent for 30 s, so each attempt waits 10 s and a silent socket is replaced by a fresh
+     * one (as a real subscriber would reconnect). A failure says whether the publisher was sending at all.
      */
-    private static Sample receiveFirst(ZMQ.Socket sub) throws Exception {
-        for (int attempt = 1; attempt < 3; attempt++) {
+    private static SubscribedSocket subscribe(ZContext ctx, SimWorker worker) throws Exception {
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+            sub.setReceiveTimeOut(10_000);
+            sub.connect(worker.kvMetricsEndpoint());
+            sub.subscribe("kv_metrics".getBytes(StandardCharsets.UTF_8));
             byte[] topic = sub.recv();
             if (topic != null) {
-                return decodeRest(sub, topic);
+                return new SubscribedSocket(sub, decodeRest(sub, topic));
             }
+            ctx.destroySocket(sub);
         }
-        return receive(sub);
+        throw new AssertionError("no kv_metrics sample in 3 x 10 s; the publisher had sent "
+                + worker.publishedSamples() + " samples, interrupted=" + Thread.currentThread().isInterrupted());
     }
 
     /** Decodes one message by the spec: 4 parts, bare topic, u64 BE ids, version 1 + u32 BE length + envelope. */
