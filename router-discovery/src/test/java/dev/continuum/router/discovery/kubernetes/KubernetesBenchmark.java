@@ -133,7 +133,7 @@ public final class KubernetesBenchmark {
                 supervisor.close();
             }
         } finally {
-            server.destroy();
+            MockServers.destroy(server);
         }
     }
 }

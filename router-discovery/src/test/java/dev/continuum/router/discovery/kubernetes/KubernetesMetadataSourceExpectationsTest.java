@@ -59,7 +59,7 @@ class KubernetesMetadataSourceExpectationsTest {
             supervisor.close();
         }
         admin.close();
-        server.destroy();
+        MockServers.destroy(server);
     }
 
     private static String watch(String path, String selector, String resourceVersion) {

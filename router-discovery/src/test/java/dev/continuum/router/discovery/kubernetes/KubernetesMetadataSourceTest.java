@@ -82,7 +82,7 @@ class KubernetesMetadataSourceTest {
             supervisor.close();
         }
         admin.close();
-        server.destroy();
+        MockServers.destroy(server);
     }
 
     private final AtomicInteger clientsBuilt = new AtomicInteger();

@@ -63,7 +63,7 @@ class KubernetesPodSourceExpectationsTest {
             supervisor.close();
         }
         admin.close();
-        server.destroy();
+        MockServers.destroy(server);
     }
 
     private DynamoRegistry start(KubernetesLimits limits) {

@@ -64,7 +64,7 @@ class KubernetesPodSourceTest {
             supervisor.close();
         }
         admin.close();
-        server.destroy();
+        MockServers.destroy(server);
     }
 
     private DynamoRegistry start(KubernetesConfig config, KubernetesLimits limits) {
