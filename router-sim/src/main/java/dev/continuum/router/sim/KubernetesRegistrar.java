@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Kubernetes (dynamo-wire.md section 8): a worker is a Pod named {@link SimWorker#name()}, its instance ID is
@@ -89,7 +90,7 @@ final class KubernetesRegistrar implements Registrar {
         return created.getMetadata().getUid();
     }
 
-    private void createMetadata(Registration r, String podUid) {
+    private void createMetadata(Registration r, @Nullable String podUid) {
         Map<String, Object> data = new LinkedHashMap<>();
         for (String map : List.of("endpoints", "model_cards", "event_channels")) {
             data.put(map, new LinkedHashMap<String, Object>());

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.zeromq.ZContext;
 
 /**
@@ -34,9 +35,11 @@ public final class SimFleet implements AutoCloseable {
      * {@code namespace}, {@code model}, {@code prefillWorkers} and {@code decodeWorkers} are not used).
      *
      * @param root  the file store's root ({@code DYN_FILE_KV}); may be null when {@code store} is another store
+     * @param pools the pools to run; empty for the single-model topology
+     * @param store where the workers register; null for the file store at {@code root}
      * @param slots requests one data-parallel rank runs at once ({@code max_num_seqs}); later ones queue
      */
-    public record Options(Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
+    public record Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
                           long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
                           Duration publishInterval, String frontendHost, int frontendPort, int chunks,
                           long chunkDelayMs, List<Pool> pools, Store store, int slots) {
@@ -59,7 +62,7 @@ public final class SimFleet implements AutoCloseable {
         }
 
         /** The original form: one namespace and model, the file store at {@code root}, 16 slots per rank. */
-        public Options(Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
+        public Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
                        long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
                        Duration publishInterval, String frontendHost, int frontendPort, int chunks,
                        long chunkDelayMs) {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The request-driven load of one simulated worker, per data-parallel rank: each rank runs at most {@code slots}
@@ -23,7 +24,7 @@ final class WorkerLoad {
         private int generated;
         private boolean admitted;
         private boolean ended;
-        private Runnable parked;
+        private @Nullable Runnable parked;
 
         private Request(int rank, int promptTokens) {
             this.rank = rank;
