@@ -93,17 +93,24 @@ class SimLoadTest {
 
     @Test
     void kvBlocksFillWithThePromptGrowWithEachTokenAndDrainAtTheEnd() throws Exception {
-        start(1, 4, 64, 20);
+        start(1, 4, 64, 50);
         SimWorker w = fleet.worker(0);
         w.stall();
         CompletableFuture<HttpResponse<String>> answer = send(w, body(1600));
         await().atMost(PATIENCE).until(() -> w.running() == 1);
         long prompt = promptBlocks(1600);
+        assertThat(prompt).isEqualTo(25);
         assertThat(w.kvUsedBlocks()).isEqualTo(prompt);
 
+        // The 401st token needs a 26th block. A stall mid-answer freezes the KV where it got to.
         w.resume();
-        // 64 generated tokens on a 400-token prompt: 464 tokens, 29 blocks, before the answer ends.
-        await().atMost(PATIENCE).until(() -> w.kvUsedBlocks() > prompt || answer.isDone());
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(10)).until(() -> w.kvUsedBlocks() > prompt);
+        w.stall();
+        long frozen = w.kvUsedBlocks();
+        assertThat(frozen).isBetween(prompt + 1, promptBlocks(1600 + 4 * 64));
+        assertThat(answer).isNotDone();
+
+        w.resume();
         assertThat(answer.get(30, TimeUnit.SECONDS).body()).contains("tok63", "data: [DONE]");
         await().atMost(PATIENCE).until(() -> w.kvUsedBlocks() == 0);
         assertThat(w.inFlight()).isZero();
