@@ -65,12 +65,22 @@ public final class DirectFrontend implements AutoCloseable {
             + "router (e.g., EPP).";
     public static final String UNKNOWN_WORKER_ERROR = "No instance with the requested ID serves this request";
 
-    /** A simulated worker as the frontend knows it. */
-    public record Worker(long instanceId, Role role, int dpSize) {
+    /**
+     * A simulated worker as the frontend knows it.
+     *
+     * @param group the model group it serves (namespace and model, for instance): a decode pin needs a prefill pin
+     *              only when its group has a prefill pool, so an aggregated pool can sit beside a disaggregated one
+     */
+    public record Worker(long instanceId, Role role, int dpSize, String group) {
         public Worker {
             if (dpSize < 1) {
                 throw new IllegalArgumentException("dpSize: " + dpSize + " (expected: >= 1)");
             }
+        }
+
+        /** A worker of the one group every worker shares. */
+        public Worker(long instanceId, Role role, int dpSize) {
+            this(instanceId, role, dpSize, "");
         }
     }
 
@@ -96,10 +106,78 @@ public final class DirectFrontend implements AutoCloseable {
         void finished(long instanceId);
     }
 
+    /**
+     * Runs the requests the frontend accepted: decides when each may emit its next token (slots, queueing, a
+     * stalled worker) and sees each token and end. Called on the frontend's event loop; must not block.
+     */
+    public interface Engine {
+        /**
+         * A request was accepted for {@code decode} (and {@code prefill} when pinned).
+         *
+         * @param decodeRank  the pinned rank, or -1
+         * @param prefillRank the pinned prefill rank, or -1
+         * @param promptTokens the prompt's size as the simulator estimates it
+         */
+        Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank, int promptTokens);
+    }
+
+    /** One accepted request as its engine tracks it. */
+    public interface Ticket {
+        /** Runs {@code step} once, on any thread, when the request may emit its next token (maybe right away). */
+        void next(Runnable step);
+
+        /** A token was emitted; the first one ends the prefill phase. */
+        void token();
+
+        /** The request ended: answered, or its client went away. Idempotent. */
+        void end();
+    }
+
+    /** The engine of a bare frontend: no slots, no queue; starts and ends are told to an {@link InFlight}. */
+    static Engine immediate(InFlight listener) {
+        return (decode, decodeRank, prefill, prefillRank, promptTokens) -> {
+            listener.started(decode);
+            if (prefill != null) {
+                listener.started(prefill);
+            }
+            return new Ticket() {
+                private boolean prefillDone = prefill == null;
+                private boolean ended;
+
+                @Override
+                public void next(Runnable step) {
+                    step.run();
+                }
+
+                @Override
+                public void token() {
+                    endPrefill();
+                }
+
+                @Override
+                public void end() {
+                    if (!ended) {
+                        ended = true;
+                        endPrefill();
+                        listener.finished(decode);
+                    }
+                }
+
+                /** Prefill holds the request only until its first token: the decode worker takes it from there. */
+                private void endPrefill() {
+                    if (!prefillDone) {
+                        prefillDone = true;
+                        listener.finished(prefill);
+                    }
+                }
+            };
+        };
+    }
+
     private final EventLoopGroup group;
     private final AtomicReference<Map<Long, Worker>> fleet;
     private final Map<Long, AtomicLong> served = new ConcurrentHashMap<>();
-    private volatile InFlight inFlight = InFlight.NONE;
+    private volatile Engine engine = immediate(InFlight.NONE);
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
 
@@ -137,9 +215,14 @@ public final class DirectFrontend implements AutoCloseable {
         fleet.set(index(workers));
     }
 
-    /** Where request starts and ends are reported (the simulated workers); replaces the previous listener. */
+    /** Where request starts and ends are reported (the simulated workers); replaces the previous engine. */
     public void inFlight(InFlight listener) {
-        this.inFlight = listener;
+        this.engine = immediate(listener);
+    }
+
+    /** The engine that paces the accepted requests (a {@link SimFleet}'s workers); replaces the previous one. */
+    public void engine(Engine next) {
+        this.engine = next;
     }
 
     /** Requests served with {@code instanceId} pinned (as decode or as prefill worker). */
@@ -195,7 +278,8 @@ public final class DirectFrontend implements AutoCloseable {
         if (d == null || d.role() == Role.PREFILL) {
             return UNKNOWN_WORKER_ERROR;
         }
-        boolean prefillPool = workers.values().stream().anyMatch(w -> w.role() == Role.PREFILL);
+        boolean prefillPool = workers.values().stream()
+                .anyMatch(w -> w.role() == Role.PREFILL && w.group().equals(d.group()));
         if (prefill == null && prefillPool) {
             return PREFILL_ID_ERROR;
         }
@@ -246,21 +330,19 @@ public final class DirectFrontend implements AutoCloseable {
                         "{\"error\":{\"message\":\"" + refusal + "\",\"type\":\"internal_error\",\"code\":500}}");
                 return;
             }
-            InFlight listener = frontend.inFlight;
             long decode = requirePin(request.headers(), "x-dynamo-worker-instance-id", "x-worker-instance-id");
             Long prefill = pin(request.headers(), "x-dynamo-prefill-instance-id", "x-prefill-instance-id", false);
-            listener.started(decode);
-            if (prefill != null) {
-                // Prefill holds the request only until its first token: the decode worker takes it from there.
-                listener.started(prefill);
-            }
-            Runnable firstToken = prefill == null ? () -> { } : once(() -> listener.finished(prefill));
+            Long decodeRank = pin(request.headers(), "x-dynamo-dp-rank", "x-dp-rank", true);
+            Long prefillRank = pin(request.headers(), "x-dynamo-prefill-dp-rank", "x-prefill-dp-rank", true);
+            // About four bytes of JSON per token: enough for a prompt's KV to scale with the request's size.
+            int promptTokens = Math.max(1, (request.content().readableBytes() + 3) / 4);
+            Ticket ticket = frontend.engine.accept(decode, decodeRank == null ? -1 : decodeRank.intValue(), prefill,
+                    prefillRank == null ? -1 : prefillRank.intValue(), promptTokens);
             // A client that goes away mid-answer ends the request too; the close listener is removed on a normal
             // end so a long keep-alive connection does not collect one per request.
             AtomicReference<@Nullable ChannelFutureListener> onClose = new AtomicReference<>();
             Runnable done = once(() -> {
-                firstToken.run();
-                listener.finished(decode);
+                ticket.end();
                 ChannelFutureListener l = onClose.get();
                 if (l != null) {
                     ctx.channel().closeFuture().removeListener(l);
@@ -270,24 +352,8 @@ public final class DirectFrontend implements AutoCloseable {
             onClose.set(l);
             ctx.channel().closeFuture().addListener(l);
             String body = request.content().toString(StandardCharsets.UTF_8);
-            if (body.replace(" ", "").contains("\"stream\":true")) {
-                HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-                head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
-                HttpUtil.setTransferEncodingChunked(head, true);
-                HttpUtil.setKeepAlive(head, keepAlive);
-                ctx.writeAndFlush(head);
-                sendChunk(ctx, keepAlive, 0, firstToken, done);
-            } else if (chunks > 0 && chunkDelayMs > 0) {
-                // A buffered answer takes as long as the streamed one would: the workers stay busy meanwhile.
-                ctx.executor().schedule(firstToken, chunkDelayMs, TimeUnit.MILLISECONDS);
-                ctx.executor().schedule(() -> {
-                    done.run();
-                    respondCompletion(ctx, keepAlive);
-                }, chunks * chunkDelayMs, TimeUnit.MILLISECONDS);
-            } else {
-                done.run();
-                respondCompletion(ctx, keepAlive);
-            }
+            boolean stream = body.replace(" ", "").contains("\"stream\":true");
+            new Answer(ctx, keepAlive, stream, ticket, done).nextStep(0);
         }
 
         private static void respondCompletion(ChannelHandlerContext ctx, boolean keepAlive) {
@@ -318,31 +384,73 @@ public final class DirectFrontend implements AutoCloseable {
             };
         }
 
-        private void sendChunk(ChannelHandlerContext ctx, boolean keepAlive, int sent, Runnable firstToken,
-                Runnable done) {
-            if (!ctx.channel().isActive()) {
-                return;
+        /**
+         * One answer, token by token: each token waits for its ticket (a queued request or a stalled worker emits
+         * nothing, not even the response head), then {@code chunkDelayMs}. A buffered answer walks the same tokens
+         * without writing them, so it takes as long as the streamed one and holds its worker meanwhile.
+         */
+        private final class Answer {
+            private final ChannelHandlerContext ctx;
+            private final boolean keepAlive;
+            private final boolean stream;
+            private final Ticket ticket;
+            private final Runnable done;
+
+            Answer(ChannelHandlerContext ctx, boolean keepAlive, boolean stream, Ticket ticket, Runnable done) {
+                this.ctx = ctx;
+                this.keepAlive = keepAlive;
+                this.stream = stream;
+                this.ticket = ticket;
+                this.done = done;
             }
-            if (sent == 1) {
-                firstToken.run();
+
+            /** Asks the ticket for token {@code sent}; the step itself always runs on the channel's event loop. */
+            void nextStep(int sent) {
+                ticket.next(() -> {
+                    try {
+                        ctx.executor().execute(() -> step(sent));
+                    } catch (java.util.concurrent.RejectedExecutionException e) {
+                        done.run();
+                    }
+                });
             }
-            if (sent == chunks) {
-                done.run();
-                ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8)));
-                var written = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-                if (!keepAlive) {
-                    written.addListener(ChannelFutureListener.CLOSE);
+
+            private void step(int sent) {
+                if (!ctx.channel().isActive()) {
+                    done.run();
+                    return;
                 }
-                return;
-            }
-            ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"object\":\"chat.completion.chunk\","
-                    + "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok" + sent + " \"}}]}\n\n",
-                    StandardCharsets.UTF_8)));
-            if (chunkDelayMs > 0) {
-                ctx.executor().schedule(() -> sendChunk(ctx, keepAlive, sent + 1, firstToken, done), chunkDelayMs,
-                        TimeUnit.MILLISECONDS);
-            } else {
-                sendChunk(ctx, keepAlive, sent + 1, firstToken, done);
+                if (sent == 0 && stream) {
+                    HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+                    head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+                    HttpUtil.setTransferEncodingChunked(head, true);
+                    HttpUtil.setKeepAlive(head, keepAlive);
+                    ctx.writeAndFlush(head);
+                }
+                if (sent >= chunks) {
+                    done.run();
+                    if (!stream) {
+                        respondCompletion(ctx, keepAlive);
+                        return;
+                    }
+                    ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8)));
+                    var written = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                    if (!keepAlive) {
+                        written.addListener(ChannelFutureListener.CLOSE);
+                    }
+                    return;
+                }
+                ticket.token();
+                if (stream) {
+                    ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"object\":"
+                            + "\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok" + sent
+                            + " \"}}]}\n\n", StandardCharsets.UTF_8)));
+                }
+                if (chunkDelayMs > 0) {
+                    ctx.executor().schedule(() -> nextStep(sent + 1), chunkDelayMs, TimeUnit.MILLISECONDS);
+                } else {
+                    nextStep(sent + 1);
+                }
             }
         }
 

@@ -23,10 +23,13 @@ final class DynamoJson {
                 + ",\"card_json\":" + cardJson + "}";
     }
 
-    /** The ModelDeploymentCard, fields in upstream's order; a prefill worker's {@code model_type} is Prefill. */
-    static String card(SimFleet.Options o, DirectFrontend.Role role) {
-        String modelType = role == DirectFrontend.Role.PREFILL ? "Prefill" : "Chat | Completions";
-        return "{\"display_name\":" + str(o.model()) + ",\"slug\":" + str(slug(o.model()))
+    /**
+     * The ModelDeploymentCard, fields in upstream's order; a prefill worker's {@code model_type} is Prefill, and
+     * {@code max_num_seqs} is the simulated slots per rank.
+     */
+    static String card(SimFleet.Options o, Pool pool) {
+        String modelType = pool.role() == DirectFrontend.Role.PREFILL ? "Prefill" : "Chat | Completions";
+        return "{\"display_name\":" + str(pool.model()) + ",\"slug\":" + str(slug(pool.model()))
                 + ",\"model_info\":null,\"tokenizer\":null"
                 + ",\"context_length\":" + o.maxNumBatchedTokens()
                 + ",\"kv_cache_block_size\":" + o.kvCacheBlockSize()
@@ -34,10 +37,10 @@ final class DynamoJson {
                 + ",\"model_type\":" + str(modelType)
                 + ",\"model_input\":\"Tokens\""
                 + ",\"runtime_config\":{\"total_kv_blocks\":" + o.totalKvBlocks()
-                + ",\"max_num_seqs\":256,\"max_num_batched_tokens\":" + o.maxNumBatchedTokens()
+                + ",\"max_num_seqs\":" + o.slots() + ",\"max_num_batched_tokens\":" + o.maxNumBatchedTokens()
                 + ",\"tool_call_parser\":null,\"reasoning_parser\":null"
                 + ",\"exclude_tools_when_tool_choice_none\":true,\"data_parallel_start_rank\":0"
-                + ",\"data_parallel_size\":1,\"enable_local_indexer\":true,\"enable_eagle\":false}"
+                + ",\"data_parallel_size\":" + pool.dpSize() + ",\"enable_local_indexer\":true,\"enable_eagle\":false}"
                 + ",\"media_decoder\":null,\"media_fetcher\":null}";
     }
 

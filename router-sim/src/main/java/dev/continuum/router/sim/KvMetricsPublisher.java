@@ -52,10 +52,10 @@ final class KvMetricsPublisher implements AutoCloseable {
     }
 
     /** Publishes one sample; a subscriber that is not connected yet simply misses it, as with upstream. */
-    void publish(long workerId, long activeDecodeBlocks, long kvUsedBlocks) {
+    void publish(long workerId, int dpRank, long activeDecodeBlocks, long kvUsedBlocks) {
         long next = sequence;
         byte[][] parts = message(publisherId, next, System.currentTimeMillis(),
-                activeLoad(workerId, 0, activeDecodeBlocks, kvUsedBlocks));
+                activeLoad(workerId, dpRank, activeDecodeBlocks, kvUsedBlocks));
         sequence = next + 1;
         for (int i = 0; i < parts.length; i++) {
             socket.send(parts[i], i < parts.length - 1 ? ZMQ.SNDMORE | ZMQ.DONTWAIT : ZMQ.DONTWAIT);

@@ -6,23 +6,22 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.zeromq.ZContext;
 
 /**
- * A simulated Dynamo fleet on this machine: workers of one model in one namespace, registered in Dynamo's file
- * store as Dynamo processes register (endpoint, model card, kv_metrics event channel), each publishing its
- * {@code ActiveLoad} over its own ZMQ PUB socket, behind a direct-mode frontend ({@link DirectFrontend}) that
- * serves the requests pinned to them and reports each request's start and end so their load moves.
+ * A simulated Dynamo fleet on this machine: pools of prefill, decode and aggregated workers of several models in
+ * several namespaces, registered as Dynamo processes register (endpoint, model card, kv_metrics event channel) in
+ * one {@link Store} through its {@link Registrar}, each publishing its {@code ActiveLoad} over its own ZMQ PUB
+ * socket (one sample per data-parallel rank), behind a direct-mode frontend ({@link DirectFrontend}) that serves
+ * the requests pinned to them at the pace their {@link WorkerLoad} allows.
  *
- * <p>One daemon thread owns every ZMQ socket: it publishes every {@link Options#publishInterval}, touches the
- * files every {@link Options#heartbeat} (so a reader's mtime TTL keeps them live) and closes the sockets on
- * {@link #close}, which also deletes the files.
+ * <p>One daemon thread owns every ZMQ socket: it publishes every {@link Options#publishInterval}, calls the
+ * registrar's heartbeat every {@link Options#heartbeat} and closes the sockets on {@link #close}, which first
+ * deregisters every worker.
  */
 public final class SimFleet implements AutoCloseable {
     static final String ENDPOINT = "generate";
@@ -30,27 +29,51 @@ public final class SimFleet implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SimFleet.class.getName());
 
     /**
-     * What to simulate. With {@code prefillWorkers == 0} the decode workers are aggregated workers (component
-     * {@code backend}); otherwise they are decode workers behind a prefill pool (components {@code prefill} and
-     * {@code decode}).
+     * What to simulate. Without {@code pools}, one namespace and one model: with {@code prefillWorkers == 0} the
+     * decode workers are aggregated workers (component {@code backend}); otherwise they are decode workers behind a
+     * prefill pool (components {@code prefill} and {@code decode}). With {@code pools}, exactly those pools (and
+     * {@code namespace}, {@code model}, {@code prefillWorkers} and {@code decodeWorkers} are not used).
+     *
+     * @param root  the file store's root ({@code DYN_FILE_KV}); may be null when {@code store} is another store
+     * @param pools the pools to run; empty for the single-model topology
+     * @param store where the workers register; null for the file store at {@code root}
+     * @param slots requests one data-parallel rank runs at once ({@code max_num_seqs}); later ones queue
      */
-    public record Options(Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
+    public record Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
                           long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
                           Duration publishInterval, String frontendHost, int frontendPort, int chunks,
-                          long chunkDelayMs) {
+                          long chunkDelayMs, List<Pool> pools, Store store, int slots) {
         public Options {
+            pools = pools == null ? List.of() : List.copyOf(pools);
+            if (store == null) {
+                if (root == null) {
+                    throw new IllegalArgumentException("root: null (expected: the file store's root, or a store)");
+                }
+                store = new Store.File(root);
+            }
             check("prefillWorkers", prefillWorkers, prefillWorkers >= 0, ">= 0");
-            check("decodeWorkers", decodeWorkers, decodeWorkers >= 1, ">= 1");
+            check("decodeWorkers", decodeWorkers, !pools.isEmpty() || decodeWorkers >= 1, ">= 1");
             check("totalKvBlocks", totalKvBlocks, totalKvBlocks >= 1, ">= 1");
             check("kvCacheBlockSize", kvCacheBlockSize, kvCacheBlockSize >= 1, ">= 1");
             check("maxNumBatchedTokens", maxNumBatchedTokens, maxNumBatchedTokens >= 1, ">= 1");
             check("heartbeat", heartbeat, heartbeat.toMillis() >= 10, ">= 10ms");
             check("publishInterval", publishInterval, publishInterval.toMillis() >= 10, ">= 10ms");
+            check("slots", slots, slots >= 1, ">= 1");
+        }
+
+        /** The original form: one namespace and model, the file store at {@code root}, 16 slots per rank. */
+        public Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
+                       long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
+                       Duration publishInterval, String frontendHost, int frontendPort, int chunks,
+                       long chunkDelayMs) {
+            this(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    List.of(), null, 16);
         }
 
         /**
          * 2 prefill + 2 decode workers of {@code model} in namespace {@code dynamo}, rooted at {@code root}; the
-         * frontend on an ephemeral loopback port streaming 16 tokens 50 ms apart.
+         * frontend on an ephemeral loopback port streaming 16 tokens 50 ms apart; 16 slots per rank.
          */
         public static Options defaults(Path root, String model) {
             return new Options(root, "dynamo", model, 2, 2, 8192, 16, 8192, Duration.ofMillis(3333),
@@ -59,17 +82,63 @@ public final class SimFleet implements AutoCloseable {
 
         public Options withWorkers(int prefill, int decode) {
             return new Options(root, namespace, model, prefill, decode, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs);
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, store, slots);
         }
 
         public Options withHeartbeat(Duration every) {
             return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, every, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs);
+                    maxNumBatchedTokens, every, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, store, slots);
         }
 
         public Options withFrontend(String host, int port, int chunks, long chunkDelayMs) {
             return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, host, port, chunks, chunkDelayMs);
+                    maxNumBatchedTokens, heartbeat, publishInterval, host, port, chunks, chunkDelayMs, pools, store,
+                    slots);
+        }
+
+        /** Exactly these pools instead of the single-model topology. */
+        public Options withPools(List<Pool> list) {
+            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    list, store, slots);
+        }
+
+        public Options withStore(Store where) {
+            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, where, slots);
+        }
+
+        public Options withSlots(int perRank) {
+            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, store, perRank);
+        }
+
+        public Options withKvCache(long totalBlocks, int blockSize) {
+            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalBlocks, blockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, store, slots);
+        }
+
+        public Options withPublishInterval(Duration every) {
+            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, every, frontendHost, frontendPort, chunks, chunkDelayMs, pools,
+                    store, slots);
+        }
+
+        /** The pools to run: {@link #pools} or, without them, the single-model topology. */
+        public List<Pool> effectivePools() {
+            if (!pools.isEmpty()) {
+                return pools;
+            }
+            if (prefillWorkers == 0) {
+                return List.of(Pool.of(namespace, model, DirectFrontend.Role.AGGREGATED, decodeWorkers));
+            }
+            return List.of(Pool.of(namespace, model, DirectFrontend.Role.PREFILL, prefillWorkers),
+                    Pool.of(namespace, model, DirectFrontend.Role.DECODE, decodeWorkers));
         }
 
         private static void check(String name, Object value, boolean ok, String expected) {
@@ -81,99 +150,116 @@ public final class SimFleet implements AutoCloseable {
 
     private final Options options;
     private final ZContext zmq;
-    private final FileStoreWriter store;
+    private final Registrar registrar;
     private final List<SimWorker> workers;
     private final ScheduledExecutorService owner;
     private final DirectFrontend frontend;
     private volatile boolean closed;
     private boolean publishFailureLogged;
 
-    private SimFleet(Options options, ZContext zmq, List<SimWorker> workers, ScheduledExecutorService owner,
-            DirectFrontend frontend) {
+    private SimFleet(Options options, ZContext zmq, Registrar registrar, List<SimWorker> workers,
+            ScheduledExecutorService owner, DirectFrontend frontend) {
         this.options = options;
         this.zmq = zmq;
-        this.store = new FileStoreWriter(options.root());
+        this.registrar = registrar;
         this.workers = workers;
         this.owner = owner;
         this.frontend = frontend;
     }
 
-    /** Binds the publishers and the frontend, registers every worker, then starts publishing and heartbeats. */
-    public static SimFleet start(Options options) throws InterruptedException {
+    /**
+     * Opens the store, takes each worker's instance ID from it, binds the publishers and the frontend, registers
+     * every worker, then starts publishing and heartbeats. On failure, whatever was started is stopped again.
+     */
+    public static SimFleet start(Options options) throws Exception {
         ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sim-fleet");
             t.setDaemon(true);
             return t;
         });
         ZContext zmq = new ZContext(1);
-        List<SimWorker> workers;
+        Registrar registrar = null;
+        List<SimWorker> workers = List.of();
+        DirectFrontend frontend = null;
         try {
+            registrar = Registrar.open(options.store());
+            List<Named> named = name(options, registrar);
             // Sockets are created on the owner thread too: it is the only thread that ever touches them.
-            workers = owner.submit(() -> createWorkers(options, zmq)).get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            owner.shutdownNow();
+            workers = owner.submit(() -> createWorkers(options, named, zmq)).get();
+            frontend = DirectFrontend.start(options.frontendHost(), options.frontendPort(),
+                    workers.stream().map(SimWorker::asFrontendWorker).toList(), options.chunks(),
+                    options.chunkDelayMs());
+            SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend);
+            frontend.engine(new FleetEngine(workers));
+            registrar.register(fleet.registrations());
+            long publishMs = options.publishInterval().toMillis();
+            owner.scheduleAtFixedRate(fleet::publishAll, 0, publishMs, TimeUnit.MILLISECONDS);
+            long heartbeatMs = options.heartbeat().toMillis();
+            owner.scheduleAtFixedRate(fleet::heartbeat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
+            return fleet;
+        } catch (Exception | Error e) {
+            if (registrar != null) {
+                registrar.close();
+            }
+            if (frontend != null) {
+                frontend.close();
+            }
+            List<SimWorker> opened = workers;
+            owner.submit(() -> opened.forEach(w -> w.publisher().close()));
+            owner.shutdown();
+            owner.awaitTermination(10, TimeUnit.SECONDS);
             zmq.close();
-            throw new IllegalStateException("sim fleet: cannot bind the kv_metrics publishers", e.getCause());
+            if (e instanceof java.util.concurrent.ExecutionException x && x.getCause() instanceof Exception c) {
+                throw new IllegalStateException("sim fleet: cannot bind the kv_metrics publishers", c);
+            }
+            throw e;
         }
-        DirectFrontend frontend = DirectFrontend.start(options.frontendHost(), options.frontendPort(),
-                workers.stream().map(SimWorker::asFrontendWorker).toList(), options.chunks(), options.chunkDelayMs());
-        SimFleet fleet = new SimFleet(options, zmq, workers, owner, frontend);
-        Map<Long, SimWorker> byId = workers.stream()
-                .collect(Collectors.toUnmodifiableMap(SimWorker::instanceId, Function.identity()));
-        frontend.inFlight(new DirectFrontend.InFlight() {
-            @Override
-            public void started(long instanceId) {
-                SimWorker w = byId.get(instanceId);
-                if (w != null) {
-                    w.started();
-                }
-            }
-
-            @Override
-            public void finished(long instanceId) {
-                SimWorker w = byId.get(instanceId);
-                if (w != null) {
-                    w.finished();
-                }
-            }
-        });
-        fleet.register();
-        long publishMs = options.publishInterval().toMillis();
-        owner.scheduleAtFixedRate(fleet::publishAll, 0, publishMs, TimeUnit.MILLISECONDS);
-        long heartbeatMs = options.heartbeat().toMillis();
-        owner.scheduleAtFixedRate(fleet.store::touchAll, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
-        return fleet;
     }
 
-    private static List<SimWorker> createWorkers(Options options, ZContext zmq) {
-        List<SimWorker> out = new ArrayList<>();
-        boolean disaggregated = options.prefillWorkers() > 0;
-        for (int i = 0; i < options.prefillWorkers(); i++) {
-            out.add(new SimWorker(RANDOM.nextLong(), DirectFrontend.Role.PREFILL, "prefill",
-                    new KvMetricsPublisher(zmq, RANDOM.nextLong())));
+    /** A worker's name, pool and store-given instance ID, before its sockets exist. */
+    private record Named(String name, Pool pool, long instanceId) {
+    }
+
+    private static List<Named> name(Options options, Registrar registrar) throws Exception {
+        List<Named> out = new ArrayList<>();
+        int index = 0;
+        for (Pool pool : options.effectivePools()) {
+            for (int i = 0; i < pool.workers(); i++) {
+                String name = PodNames.dns(pool.namespace(), 24) + "-" + PodNames.dns(pool.component(), 24) + "-"
+                        + index++;
+                out.add(new Named(name, pool, registrar.instanceId(name)));
+            }
         }
-        for (int i = 0; i < options.decodeWorkers(); i++) {
-            out.add(disaggregated
-                    ? new SimWorker(RANDOM.nextLong(), DirectFrontend.Role.DECODE, "decode",
-                            new KvMetricsPublisher(zmq, RANDOM.nextLong()))
-                    : new SimWorker(RANDOM.nextLong(), DirectFrontend.Role.AGGREGATED, "backend",
-                            new KvMetricsPublisher(zmq, RANDOM.nextLong())));
+        return out;
+    }
+
+    private static List<SimWorker> createWorkers(Options options, List<Named> named, ZContext zmq) {
+        List<SimWorker> out = new ArrayList<>();
+        for (Named n : named) {
+            out.add(new SimWorker(n.instanceId(), n.name(), n.pool(), new KvMetricsPublisher(zmq, RANDOM.nextLong()),
+                    new WorkerLoad(n.pool().dpSize(), options.slots(), options.kvCacheBlockSize(),
+                            options.totalKvBlocks())));
         }
         return List.copyOf(out);
     }
 
-    private void register() {
+    /** Each worker's endpoint, model card and kv_metrics event channel, keyed as in etcd. */
+    private List<Registrar.Registration> registrations() {
+        List<Registrar.Registration> out = new ArrayList<>();
         for (SimWorker w : workers) {
             String hex = Long.toHexString(w.instanceId());
-            String base = options.namespace() + "/" + w.component() + "/" + ENDPOINT + "/" + hex;
-            store.put("v1/instances", base, DynamoJson.endpoint(options.namespace(), w.component(), ENDPOINT,
-                    w.instanceId(), "127.0.0.1:" + frontend.address().getPort() + "/" + hex + "/" + ENDPOINT));
-            store.put("v1/mdc", base, DynamoJson.model(options.namespace(), w.component(), ENDPOINT, w.instanceId(),
-                    DynamoJson.card(options, w.role())));
-            store.put("v1/event_channels", eventChannelKey(options.namespace(), w.component(), w.publisherId()),
-                    DynamoJson.eventChannel(options.namespace(), w.component(), ENDPOINT, w.publisherId(),
-                            w.kvMetricsEndpoint()));
+            String base = w.namespace() + "/" + w.component() + "/" + ENDPOINT + "/" + hex;
+            out.add(new Registrar.Registration(w, List.of(
+                    new Registrar.Entry("v1/instances", base, DynamoJson.endpoint(w.namespace(), w.component(),
+                            ENDPOINT, w.instanceId(), "127.0.0.1:" + frontend.address().getPort() + "/" + hex + "/"
+                                    + ENDPOINT)),
+                    new Registrar.Entry("v1/mdc", base, DynamoJson.model(w.namespace(), w.component(), ENDPOINT,
+                            w.instanceId(), DynamoJson.card(options, w.pool()))),
+                    new Registrar.Entry("v1/event_channels", eventChannelKey(w.namespace(), w.component(),
+                            w.publisherId()), DynamoJson.eventChannel(w.namespace(), w.component(), ENDPOINT,
+                            w.publisherId(), w.kvMetricsEndpoint())))));
         }
+        return out;
     }
 
     /** The later (endpoint-scoped) key: {@code namespace/<ns>/component/<c>/endpoint/<ep>/topic/<t>/<id:x>}. */
@@ -181,6 +267,12 @@ public final class SimFleet implements AutoCloseable {
         return "namespace/" + FileStoreWriter.segment(namespace) + "/component/" + FileStoreWriter.segment(component)
                 + "/endpoint/" + FileStoreWriter.segment(ENDPOINT) + "/topic/" + KvMetricsPublisher.TOPIC + "/"
                 + Long.toHexString(publisherId);
+    }
+
+    private void heartbeat() {
+        if (!closed) {
+            registrar.heartbeat();
+        }
     }
 
     private void publishAll() {
@@ -218,11 +310,21 @@ public final class SimFleet implements AutoCloseable {
         return options;
     }
 
-    /** A one-line description per worker, for a console. */
+    /** The worker at {@code index} in {@link #workers()} (as {@link #describe()} numbers them). */
+    public SimWorker worker(int index) {
+        return workers.get(index);
+    }
+
+    /** A one-line description per worker, numbered, for a console. */
     public List<String> describe() {
-        return workers.stream().map(w -> String.format(Locale.ROOT, "%-8s %20s (%s) kv_metrics %s",
-                w.component(), Long.toUnsignedString(w.instanceId()), Long.toHexString(w.instanceId()),
-                w.kvMetricsEndpoint())).toList();
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < workers.size(); i++) {
+            SimWorker w = workers.get(i);
+            out.add(String.format(Locale.ROOT, "#%-3d %-24s %-10s %-10s dp=%d %20s (%s) model %s kv_metrics %s", i,
+                    w.name(), w.namespace(), w.component(), w.dpSize(), Long.toUnsignedString(w.instanceId()),
+                    Long.toHexString(w.instanceId()), w.model(), w.kvMetricsEndpoint()));
+        }
+        return out;
     }
 
     /** Deletes the registrations first (so readers see the workers leave), then stops the frontend and sockets. */
@@ -232,13 +334,13 @@ public final class SimFleet implements AutoCloseable {
             return;
         }
         closed = true;
+        registrar.close();
         try {
-            owner.submit(() -> {
-                store.removeAll();
-                workers.forEach(w -> w.publisher().close());
-            }).get(10, TimeUnit.SECONDS);
+            owner.submit(() -> workers.forEach(w -> w.publisher().close())).get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
-            store.removeAll();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
         } finally {
             owner.shutdownNow();
             frontend.close();

@@ -1,40 +1,65 @@
 package dev.continuum.router.sim;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 /**
- * One simulated Dynamo worker: its identity in the fleet, its kv_metrics publisher and its in-flight request
- * count, which the frontend moves and the publisher reports.
+ * One simulated Dynamo worker: its identity in the fleet, its kv_metrics publisher and its request-driven load
+ * ({@link WorkerLoad}: slots, a queue and KV blocks per data-parallel rank), which the frontend moves and the
+ * publisher reports, one sample per rank.
+ *
+ * <p>Misbehaviour is scripted per worker: {@link #silence()} stops its kv_metrics (it still serves), and
+ * {@link #stall()} freezes its requests (accepted, nothing emitted) until {@link #resume()}.
  */
 public final class SimWorker {
-    /** KV blocks one in-flight request holds: a 1,024-token sequence at the fleet's 16-token blocks. */
-    static final int BLOCKS_PER_REQUEST = 64;
-
     private final long instanceId;
-    private final DirectFrontend.Role role;
-    private final String component;
+    private final String name;
+    private final Pool pool;
     private final KvMetricsPublisher publisher;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final WorkerLoad load;
+    private volatile boolean silenced;
 
-    SimWorker(long instanceId, DirectFrontend.Role role, String component, KvMetricsPublisher publisher) {
+    SimWorker(long instanceId, String name, Pool pool, KvMetricsPublisher publisher, WorkerLoad load) {
         this.instanceId = instanceId;
-        this.role = role;
-        this.component = component;
+        this.name = name;
+        this.pool = pool;
         this.publisher = publisher;
+        this.load = load;
     }
 
-    /** The random u64 a file-store process picks at start-up (compare unsigned). */
+    /**
+     * The ID its store gives it (compare unsigned): a random u64 in the file store, its lease ID in etcd,
+     * {@code hash_pod_name(name)} on Kubernetes.
+     */
     public long instanceId() {
         return instanceId;
     }
 
-    public DirectFrontend.Role role() {
-        return role;
+    /** A DNS-1123 name, unique in the fleet: the Pod and DynamoWorkerMetadata name on Kubernetes. */
+    public String name() {
+        return name;
     }
 
-    /** {@code prefill}, {@code decode} or, for an aggregated worker, {@code backend}. */
+    public DirectFrontend.Role role() {
+        return pool.role();
+    }
+
+    /** {@code prefill}, {@code decode} or, for an aggregated worker, {@code backend} (unless the pool says). */
     public String component() {
-        return component;
+        return pool.component();
+    }
+
+    public String namespace() {
+        return pool.namespace();
+    }
+
+    public String model() {
+        return pool.model();
+    }
+
+    public int dpSize() {
+        return pool.dpSize();
+    }
+
+    public Pool pool() {
+        return pool;
     }
 
     public long publisherId() {
@@ -46,32 +71,85 @@ public final class SimWorker {
         return publisher.endpoint();
     }
 
-    /** How many kv_metrics samples this worker has published so far. */
+    /** How many kv_metrics samples this worker has published so far (one per rank per interval). */
     public long publishedSamples() {
         return publisher.published();
     }
 
+    /** Requests it holds: running and queued. */
     public int inFlight() {
-        return inFlight.get();
+        return load.held();
     }
 
-    void started() {
-        inFlight.incrementAndGet();
+    public int running() {
+        return load.running();
     }
 
-    void finished() {
-        // Never below zero, even if a frontend reported an end it did not start.
-        inFlight.updateAndGet(n -> Math.max(0, n - 1));
+    /** Requests waiting for a free slot. */
+    public int queued() {
+        return load.queued();
     }
 
-    /** Called on the fleet's single publishing thread only. */
+    /** KV blocks in use on {@code rank}, as its next sample reports them. */
+    public long kvUsedBlocks(int rank) {
+        return load.kvUsedBlocks(rank);
+    }
+
+    /** KV blocks in use over all ranks. */
+    public long kvUsedBlocks() {
+        long sum = 0;
+        for (int r = 0; r < load.dpSize(); r++) {
+            sum += load.kvUsedBlocks(r);
+        }
+        return sum;
+    }
+
+    /** Stops publishing kv_metrics; requests are still served. */
+    public void silence() {
+        silenced = true;
+    }
+
+    /** Publishes kv_metrics again (the sequence continues where it stopped). */
+    public void unsilence() {
+        silenced = false;
+    }
+
+    public boolean silenced() {
+        return silenced;
+    }
+
+    /** Accepts requests but emits nothing (no head, no token) until {@link #resume()}: an unanswered request. */
+    public void stall() {
+        load.stall();
+    }
+
+    /** Ends a stall: the frozen requests continue. */
+    public void resume() {
+        load.resume();
+    }
+
+    public boolean stalled() {
+        return load.stalled();
+    }
+
+    WorkerLoad load() {
+        return load;
+    }
+
+    /** Called on the fleet's single publishing thread only: one sample per rank, unless silenced. */
     void publish() {
-        long blocks = (long) inFlight.get() * BLOCKS_PER_REQUEST;
-        publisher.publish(instanceId, role == DirectFrontend.Role.PREFILL ? 0 : blocks, blocks);
+        if (silenced) {
+            return;
+        }
+        for (int rank = 0; rank < load.dpSize(); rank++) {
+            long blocks = load.kvUsedBlocks(rank);
+            // A prefill worker holds KV only while prefilling: it reports no decode blocks.
+            publisher.publish(instanceId, rank, pool.role() == DirectFrontend.Role.PREFILL ? 0 : blocks, blocks);
+        }
     }
 
     DirectFrontend.Worker asFrontendWorker() {
-        return new DirectFrontend.Worker(instanceId, role, 1);
+        return new DirectFrontend.Worker(instanceId, pool.role(), pool.dpSize(), pool.namespace() + "/" + pool.model());
     }
 
     KvMetricsPublisher publisher() {

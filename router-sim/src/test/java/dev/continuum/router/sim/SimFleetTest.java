@@ -165,6 +165,7 @@ class SimFleetTest {
             assertThat(first.publisherId).isEqualTo(decode.publisherId());
             assertThat(first.load.get("worker_id")).isEqualTo(Long.toUnsignedString(decode.instanceId()));
             assertThat(first.load.get("active_decode_blocks")).isEqualTo("0");
+            assertThat(first.load.get("dp_rank")).isEqualTo("0");
             Sample second = receive(sub);
             assertThat(second.sequence).isEqualTo(first.sequence + 1);
 
@@ -177,8 +178,7 @@ class SimFleetTest {
                     HttpResponse.BodyHandlers.ofString());
             await().atMost(Duration.ofSeconds(20)).until(() -> decode.inFlight() == 1);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-                    assertThat(receive(sub).load.get("active_decode_blocks"))
-                            .isEqualTo(Integer.toString(SimWorker.BLOCKS_PER_REQUEST)));
+                    assertThat(Long.parseLong(receive(sub).load.get("active_decode_blocks"))).isPositive());
             HttpResponse<String> done = answer.get(30, TimeUnit.SECONDS);
             assertThat(done.statusCode()).isEqualTo(200);
             assertThat(done.body()).contains("data: [DONE]");
@@ -201,6 +201,87 @@ class SimFleetTest {
         assertThat(r.statusCode()).isEqualTo(500);
         assertThat(r.body()).contains(DirectFrontend.PREFILL_ID_ERROR);
         assertThat(decode.inFlight()).isZero();
+    }
+
+    @Test
+    void publishesOneSamplePerDpRankWithTheRankSetAndLoadsOnlyThePinnedRank() throws Exception {
+        start(SimFleet.Options.defaults(root, "m").withFrontend("127.0.0.1", 0, 4, 10)
+                .withPools(List.of(Pool.of("dynamo", "m", DirectFrontend.Role.AGGREGATED, 1).withDp(3))));
+        SimWorker w = fleet.workers().get(0);
+        JsonNode card = bucket("v1/mdc").values().iterator().next().get("card_json");
+        assertThat(card.get("runtime_config").get("data_parallel_size").asInt()).isEqualTo(3);
+        assertThat(card.get("runtime_config").get("data_parallel_start_rank").asInt()).isZero();
+
+        // A request pinned to rank 1, held by a stall so its KV stays put: only rank 1 reports blocks.
+        w.stall();
+        CompletableFuture<HttpResponse<String>> answer = client.sendAsync(HttpRequest.newBuilder(
+                URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                .header("x-dynamo-worker-instance-id", Long.toUnsignedString(w.instanceId()))
+                .header("x-dynamo-dp-rank", "1")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"stream\":true,\"messages\":[]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        await().atMost(Duration.ofSeconds(20)).until(() -> w.kvUsedBlocks(1) > 0);
+        assertThat(w.kvUsedBlocks(0)).isZero();
+        assertThat(w.kvUsedBlocks(2)).isZero();
+        try (ZContext ctx = new ZContext(1)) {
+            ZMQ.Socket sub = subscribe(ctx, w).socket();
+            Map<String, String> byRank = new HashMap<>();
+            long previous = -1;
+            while (byRank.size() < 3) {
+                Sample s = receive(sub);
+                assertThat(s.load.get("worker_id")).isEqualTo(Long.toUnsignedString(w.instanceId()));
+                if (previous >= 0) {
+                    assertThat(s.sequence).isEqualTo(previous + 1);
+                }
+                previous = s.sequence;
+                byRank.put(s.load.get("dp_rank"), s.load.get("kv_used_blocks"));
+            }
+            assertThat(byRank).containsOnlyKeys("0", "1", "2").containsEntry("0", "0").containsEntry("2", "0")
+                    .containsEntry("1", Long.toString(w.kvUsedBlocks(1)));
+        }
+        w.resume();
+        assertThat(answer.get(30, TimeUnit.SECONDS).body()).contains("data: [DONE]");
+        await().atMost(Duration.ofSeconds(20)).until(() -> w.kvUsedBlocks() == 0);
+    }
+
+    @Test
+    void poolsOfSeveralNamespacesAndModelsWithAnAggregatedPoolBesideADisaggregatedOne() throws Exception {
+        start(SimFleet.Options.defaults(root, "unused").withFrontend("127.0.0.1", 0, 2, 0).withPools(List.of(
+                Pool.of("alpha", "Qwen/Qwen3-0.6B", DirectFrontend.Role.PREFILL, 1),
+                Pool.of("alpha", "Qwen/Qwen3-0.6B", DirectFrontend.Role.DECODE, 2),
+                Pool.of("alpha", "meta/llama", DirectFrontend.Role.AGGREGATED, 1).withComponent("llama"),
+                Pool.of("beta", "mistral", DirectFrontend.Role.AGGREGATED, 2).withDp(2))));
+        assertThat(fleet.workers()).hasSize(6);
+        assertThat(fleet.workers()).extracting(SimWorker::name).doesNotHaveDuplicates()
+                .allMatch(n -> n.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?"));
+        Map<String, JsonNode> cards = bucket("v1/mdc");
+        assertThat(cards).hasSize(6);
+        for (SimWorker w : fleet.workers()) {
+            JsonNode model = cards.get(w.namespace() + "/" + w.component() + "/generate/"
+                    + Long.toHexString(w.instanceId()));
+            assertThat(model).as(w.name()).isNotNull();
+            assertThat(model.get("namespace").asText()).isEqualTo(w.namespace());
+            assertThat(model.get("card_json").get("display_name").asText()).isEqualTo(w.model());
+            assertThat(model.get("card_json").get("runtime_config").get("data_parallel_size").asInt())
+                    .isEqualTo(w.dpSize());
+        }
+        assertThat(bucket("v1/event_channels").keySet()).hasSize(6)
+                .anyMatch(k -> k.startsWith("namespace/alpha/component/llama/endpoint/generate/topic/kv_metrics/"))
+                .anyMatch(k -> k.startsWith("namespace/beta/component/backend/"));
+
+        // The aggregated pools need no prefill pin, though a prefill pool serves another model beside them.
+        SimWorker llama = fleet.workers().stream().filter(w -> w.component().equals("llama")).findFirst().orElseThrow();
+        SimWorker decode = fleet.workers().stream().filter(w -> w.role() == DirectFrontend.Role.DECODE).findFirst()
+                .orElseThrow();
+        assertThat(pinned(llama.instanceId()).statusCode()).isEqualTo(200);
+        assertThat(pinned(decode.instanceId()).body()).contains(DirectFrontend.PREFILL_ID_ERROR);
+    }
+
+    private HttpResponse<String> pinned(long instanceId) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                .header("x-dynamo-worker-instance-id", Long.toUnsignedString(instanceId))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"messages\":[]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private record Sample(long publisherId, long sequence, Map<String, String> load) {
@@ -281,7 +362,7 @@ class SimFleetTest {
         }
         assertThat(load.keySet()).containsExactly("worker_id", "dp_rank", "active_decode_blocks",
                 "active_prefill_tokens", "scheduler_load_scope", "kv_used_blocks");
-        assertThat(load.get("dp_rank")).isEqualTo("0");
+        assertThat(load.get("dp_rank")).matches("\\d+");
         assertThat(load.get("active_prefill_tokens")).isEqualTo("nil");
         return new Sample(publisherId, sequence, load);
     }
