@@ -9,8 +9,11 @@ import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.sim.DirectFrontend;
 import dev.continuum.router.sim.DirectFrontend.Role;
+import dev.continuum.router.sim.Pool;
 import dev.continuum.router.sim.SimFleet;
 import dev.continuum.router.sim.SimWorker;
+import dev.continuum.router.sim.Store;
+import dev.continuum.router.testing.EtcdExtension;
 import dev.continuum.router.testing.FreePorts;
 import dev.continuum.router.testing.RecordedRequest;
 import dev.continuum.router.testing.Reply;
@@ -32,6 +35,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,6 +46,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PinnedFleetEndToEndTest {
+    @RegisterExtension
+    static final EtcdExtension ETCD = EtcdExtension.plain();
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String MODEL = "Qwen/Qwen3-0.6B";
     private static final String PLAIN_MODEL = "plain-model";
@@ -249,6 +256,128 @@ class PinnedFleetEndToEndTest {
         }
     }
 
+    @Test
+    void aStalledSilentWorkerIsAvoidedUntilItAnswersAgain() throws Exception {
+        SimFleet fleet = fleet(SimFleet.Options.defaults(dir.resolve("store"), MODEL).withWorkers(0, 2));
+        // Samples stay fresh for a minute, so only the stall rule (not staleness) can set the worker aside.
+        startRouter(List.of(backend("frontend", fleet.frontendUrl(), MODEL)), "backends: [frontend]", "store",
+                List.of("dynamo"), false, "max_staleness: 1m");
+        awaitSubscribed(2);
+        SimWorker stuck = fleet.worker(0);
+        SimWorker healthy = fleet.worker(1);
+        stuck.silence();
+        stuck.stall();
+        // A sample already on its way would answer the dispatch below; give the last ones time to land.
+        Thread.sleep(1_000);
+
+        // Two concurrent streams at equal load: the first one's backlog sends the second to the other worker, so
+        // one of them waits on the stalled worker, unanswered, and no sample comes from it. The seed's rule
+        // concerns requests of two or more KV blocks: these prompts are 40 words (3 blocks of 16 tokens).
+        String longPrompt = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\""
+                + "word ".repeat(40) + "\"}]}";
+        List<CompletableFuture<HttpResponse<String>>> pair = List.of(
+                client.sendAsync(post("/v1/chat/completions", longPrompt).build(), HttpResponse.BodyHandlers.ofString()),
+                client.sendAsync(post("/v1/chat/completions", longPrompt).build(), HttpResponse.BodyHandlers.ofString()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> stuck.inFlight() == 1);
+        // The seed's rule is about time: a dispatch unanswered for 5 s with no sample since. Until then the
+        // stalled worker's backlog alone weighs against it; after it, it loses to any live worker whatever
+        // that worker's load.
+        Thread.sleep(5_500);
+
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> r = send(post("/v1/chat/completions", chatBody(MODEL, false, ""))
+                    .header("x-backend", "").timeout(Duration.ofSeconds(20)).build());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(disclosed(r, "x-continuum-worker-instance-id")).isEqualTo(healthy.instanceId());
+        }
+
+        // It answers again: the parked stream completes, and the worker is back among the candidates.
+        stuck.resume();
+        stuck.unsilence();
+        for (CompletableFuture<HttpResponse<String>> f : pair) {
+            assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+        long servedBefore = fleet.frontend().served(stuck.instanceId());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            HttpResponse<String> r = send(post("/v1/chat/completions", chatBody(MODEL, false, "")).build());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(fleet.frontend().served(stuck.instanceId())).isGreaterThan(servedBefore);
+        });
+    }
+
+    @Test
+    void aggregatedWorkersBesideAPrefillDecodePoolAreNeverDecodeCandidates() throws Exception {
+        SimFleet fleet = fleet(SimFleet.Options.defaults(dir.resolve("store"), MODEL)
+                .withFrontend("127.0.0.1", 0, 40, 50)
+                .withPools(List.of(Pool.of("dynamo", MODEL, Role.PREFILL, 1), Pool.of("dynamo", MODEL, Role.DECODE, 2),
+                        Pool.of("dynamo", MODEL, Role.AGGREGATED, 2))));
+        startRouter(List.of(backend("frontend", fleet.frontendUrl(), MODEL)), "backends: [frontend]", "store",
+                List.of("dynamo"), false, "");
+        awaitSubscribed(5);
+
+        for (HttpResponse<String> r : burst(8, MODEL)) {
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("prefill_then_decode");
+            assertThat(role(fleet, disclosed(r, "x-continuum-worker-instance-id"))).isEqualTo(Role.DECODE);
+        }
+        assertThat(served(fleet, Role.AGGREGATED)).isZero();
+        assertThat(served(fleet, Role.DECODE)).isEqualTo(8);
+    }
+
+    @Test
+    void dataParallelRanksArePinnedAndLoadSpreadsOverThem() throws Exception {
+        SimFleet fleet = fleet(SimFleet.Options.defaults(dir.resolve("store"), MODEL)
+                .withFrontend("127.0.0.1", 0, 40, 50)
+                .withPools(List.of(Pool.of("dynamo", MODEL, Role.PREFILL, 1),
+                        Pool.of("dynamo", MODEL, Role.DECODE, 1).withDp(2))));
+        startRouter(List.of(backend("frontend", fleet.frontendUrl(), MODEL)), "backends: [frontend]", "store",
+                List.of("dynamo"), false, "");
+        // One gauge series per (worker, rank): the prefill worker's rank 0 and the decode worker's two ranks.
+        awaitSubscribed(2, 3);
+        SimWorker decode = fleet.workers().stream().filter(w -> w.role() == Role.DECODE).findFirst().orElseThrow();
+
+        // The emulator refuses a rank beyond the worker's data_parallel_size; streams of 2 s keep both ranks busy.
+        List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            pending.add(client.sendAsync(post("/v1/chat/completions", chatBody(MODEL, true, "")).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> decode.kvUsedBlocks(0) > 0 && decode.kvUsedBlocks(1) > 0);
+        for (CompletableFuture<HttpResponse<String>> p : pending) {
+            HttpResponse<String> r = p.get(60, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        }
+        assertThat(fleet.frontend().served(decode.instanceId())).isEqualTo(6);
+    }
+
+    @Test
+    void aFleetRegisteredInEtcdUnderLeasesIsPinnedAndLeavesWhenItsLeasesGo() throws Exception {
+        SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(dir.resolve("unused"), MODEL)
+                .withStore(new Store.Etcd(List.of(ETCD.endpoint()))));
+        try {
+            startRouter(List.of(backend("frontend", fleet.frontendUrl(), MODEL)), "backends: [frontend]", """
+                        etcd:
+                          endpoints: ["%s"]
+                          namespace: dynamo
+                          watch_reconnect_backoff: {initial: 100ms, max: 1s}
+                    """.formatted(ETCD.endpoint()), false, "");
+            awaitSubscribed(4);
+
+            for (boolean stream : List.of(false, true)) {
+                HttpResponse<String> r = send(post("/v1/chat/completions", chatBody(MODEL, stream, ""))
+                        .header("x-backend", "").build());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                // With etcd, a worker's instance ID is its lease ID, pinned in decimal.
+                assertThat(role(fleet, disclosed(r, "x-continuum-worker-instance-id"))).isEqualTo(Role.DECODE);
+                assertThat(role(fleet, disclosed(r, "x-continuum-prefill-instance-id"))).isEqualTo(Role.PREFILL);
+            }
+        } finally {
+            fleet.close(); // revokes the leases: every key goes at once
+        }
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(JSON.readTree(send(get("/admin/dynamo/workers")).body()).get("workers")).isEmpty());
+    }
+
     // ---------------------------------------------------------------- fixture
 
     private SimFleet fleet(SimFleet.Options options) throws Exception {
@@ -278,8 +407,21 @@ class PinnedFleetEndToEndTest {
         return backend(name, URI.create(url), model);
     }
 
+    /** The router on the file store at {@code dir/store}, watching {@code namespaces}. */
     private void startRouter(List<String> backends, String shim, String store, List<String> namespaces,
-            boolean fallback, String extra) throws Exception {
+            boolean fallback, String loadExtra) throws Exception {
+        startRouter(backends, shim, """
+                    source: file
+                    file:
+                      root: "%s"
+                      namespaces: [%s]
+                      rescan_interval: 100ms
+                """.formatted(dir.resolve(store), String.join(", ", namespaces)), fallback, loadExtra);
+    }
+
+    /** @param discovery the body of {@code dynamo.discovery}, indented by four spaces */
+    private void startRouter(List<String> backends, String shim, String discovery, boolean fallback,
+            String loadExtra) throws Exception {
         String yaml = """
                 server:
                   bind_address: "127.0.0.1:0"
@@ -293,18 +435,14 @@ class PinnedFleetEndToEndTest {
                 dynamo:
                   enabled: true
                   discovery:
-                    source: file
-                    file:
-                      root: "%s"
-                      namespaces: [%s]
-                      rescan_interval: 100ms
+                %s
                   load:
                     direct_allow_cidrs: ["127.0.0.0/8"]
+                    %s
                   shim:
                     %s
-                %s
-                """.formatted(String.join("", backends).stripTrailing(), fallback, dir.resolve(store),
-                String.join(", ", namespaces), shim, extra);
+                """.formatted(String.join("", backends).stripTrailing(), fallback, discovery.stripTrailing(),
+                loadExtra, shim);
         Path file = dir.resolve("config.yaml");
         Files.writeString(file, yaml);
         Map<String, String> env = Map.of();
@@ -316,6 +454,11 @@ class PinnedFleetEndToEndTest {
 
     /** Waits until the router sees {@code workers} workers, each with a connected subscription and a sample. */
     private void awaitSubscribed(int workers) {
+        awaitSubscribed(workers, workers);
+    }
+
+    /** As above, with {@code ranks} (worker, dp_rank) samples held in all. */
+    private void awaitSubscribed(int workers, int ranks) {
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             JsonNode view = JSON.readTree(send(get("/admin/dynamo/workers")).body());
             assertThat(view.get("workers")).as(view.toString()).hasSize(workers);
@@ -324,7 +467,7 @@ class PinnedFleetEndToEndTest {
             subscriptions.forEach(s -> assertThat(s.get("state").asText()).as(s.toString()).isEqualTo("connected"));
             // One gauge series per (worker, dp_rank) whose latest sample the load store holds.
             assertThat(send(get("/metrics")).body().lines()
-                    .filter(l -> l.startsWith("continuum_dynamo_load_kv_used_blocks{"))).hasSize(workers);
+                    .filter(l -> l.startsWith("continuum_dynamo_load_kv_used_blocks{"))).hasSize(ranks);
         });
     }
 
