@@ -26,7 +26,7 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * The ZMTP frame + msgpack decode path of one kv_metrics message, without the store:
  * <ul>
- *   <li>{@code zmtpFramesAndDecode}: the message's socket bytes (4 frames, 178 bytes) through the router's
+ *   <li>{@code zmtpFramesAndDecode}: the message's socket bytes (4 frames, 225 bytes) through the router's
  *       ZMTP SUB client ({@code ZmtpSubscriberHandler}, after a real handshake) into a listener that decodes
  *       what KvMetricsSubscription decodes: the frames and EventEnvelope ({@code EventFrameDecoder}), then
  *       the ActiveLoad payload ({@code ActiveLoadDecoder});</li>

@@ -6,6 +6,7 @@ import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.shim.DynamoWorkerPicker;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
+import dev.continuum.router.shim.SelectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.HashSet;
 import java.util.List;
@@ -74,8 +75,9 @@ public class PickerBenchmark {
         // About 1,500 tokens: the estimate of the ChatBodies conversation.
         request = new PickRequest(ChatBodies.MODEL, Set.of(Fleets.NS), 1_500);
         Selection s = picker.pick(snapshot, request);
-        if (s == null || s.prefill() == null) {
-            throw new IllegalStateException("no prefill/decode pair: " + s);
+        if (s == null || s.prefill() == null || s.decodeReason() != SelectionReason.LOAD
+                || s.prefillReason() != SelectionReason.LOAD) {
+            throw new IllegalStateException("expected a load-based prefill/decode pair: " + s);
         }
         s.dispatch().ended();
     }
