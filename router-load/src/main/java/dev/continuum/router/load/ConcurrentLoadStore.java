@@ -76,6 +76,11 @@ final class ConcurrentLoadStore implements LoadStore {
     }
 
     @Override
+    public @Nullable LoadSample latest(SampleKey key) {
+        return samples.get(key);
+    }
+
+    @Override
     public @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
         LoadSample s = latest(worker, dpRank);
         if (s == null) {

@@ -21,6 +21,11 @@ public interface LoadStore {
     /** The held sample regardless of age (the picker's quiet-versus-silent-under-load rule needs it), or null. */
     @Nullable LoadSample latest(WorkerId worker, long dpRank);
 
+    /** {@link #latest(WorkerId, long)} by a key the caller already holds (no key is built per lookup). */
+    default @Nullable LoadSample latest(SampleKey key) {
+        return latest(key.worker(), key.dpRank());
+    }
+
     /** The held sample while its age is within {@code maxAge}, else null. */
     @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge);
 

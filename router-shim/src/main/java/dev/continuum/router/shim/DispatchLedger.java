@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The requests the router pinned to each (worker, dp_rank) since that rank's last sample (the seed's
@@ -54,6 +53,11 @@ final class DispatchLedger {
     }
 
     private static final Entry[] EMPTY = new Entry[0];
+    /**
+     * "The rank holds no sample". A real receipt time equal to it would be read as no sample, which only
+     * lets its dispatches count until they age out: harmless, and one nanosecond in 2^64.
+     */
+    static final long NO_SAMPLE = Long.MIN_VALUE;
 
     private final ConcurrentHashMap<SampleKey, Entry[]> entries = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep;
@@ -62,10 +66,16 @@ final class DispatchLedger {
         this.lastSweep = new AtomicLong(nowNanos);
     }
 
+    /** {@link #pending(SampleKey, long, long)} for a rank that holds no sample. */
+    Pending pending(SampleKey key, long now) {
+        return pending(key, NO_SAMPLE, now);
+    }
+
     /**
-     * @param lastSampleNanos receipt time of the rank's latest sample, or null when it holds none
+     * @param lastSampleNanos receipt time of the rank's latest sample, or {@link #NO_SAMPLE} when it holds none
+     *                        (a primitive: this runs once per candidate rank on every decision)
      */
-    Pending pending(SampleKey key, @Nullable Long lastSampleNanos, long now) {
+    Pending pending(SampleKey key, long lastSampleNanos, long now) {
         Entry[] held = entries.get(key);
         if (held == null) {
             return Pending.NONE;
@@ -87,7 +97,7 @@ final class DispatchLedger {
         return tokens == 0 && blocks == 0 && !stalled ? Pending.NONE : new Pending(tokens, blocks, stalled);
     }
 
-    void add(SampleKey key, Entry entry, @Nullable Long lastSampleNanos, long now) {
+    void add(SampleKey key, Entry entry, long lastSampleNanos, long now) {
         entries.compute(key, (k, held) -> {
             Entry[] live = held == null ? EMPTY : retained(held, lastSampleNanos, now);
             int keep = Math.min(live.length, MAX_ENTRIES_PER_KEY - 1);
@@ -102,13 +112,13 @@ final class DispatchLedger {
         return entries.size();
     }
 
-    private static boolean counts(Entry e, @Nullable Long lastSampleNanos, long now) {
+    private static boolean counts(Entry e, long lastSampleNanos, long now) {
         // A sample received after the dispatch already reflects it (or the worker is demonstrably alive).
-        boolean answered = lastSampleNanos != null && lastSampleNanos - e.dispatchedNanos > 0;
+        boolean answered = lastSampleNanos != NO_SAMPLE && lastSampleNanos - e.dispatchedNanos > 0;
         return !answered && now - e.dispatchedNanos < MAX_AGE_NANOS;
     }
 
-    private static Entry[] retained(Entry[] held, @Nullable Long lastSampleNanos, long now) {
+    private static Entry[] retained(Entry[] held, long lastSampleNanos, long now) {
         int n = 0;
         for (Entry e : held) {
             if (counts(e, lastSampleNanos, now)) {
@@ -134,7 +144,7 @@ final class DispatchLedger {
             return;
         }
         // Only age is known here (not the latest sample); answered entries go on the key's next add.
-        entries.replaceAll((k, held) -> retained(held, null, now));
+        entries.replaceAll((k, held) -> retained(held, NO_SAMPLE, now));
         entries.values().removeIf(held -> held.length == 0);
     }
 }

@@ -7,7 +7,6 @@ import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadStore;
 import dev.continuum.router.load.SampleKey;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -157,15 +156,17 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         if (!signal) {
             return new Choice(rotate(candidates, cursor), SelectionReason.ROUND_ROBIN_NO_SIGNAL);
         }
-        Duration maxStaleness = store.maxStaleness();
+        // Ages are measured on the picker's ticker, which is the store's (the ledger compares the two as well);
+        // one clock read per decision instead of one per candidate, and no Duration per candidate.
+        long maxStaleNanos = store.maxStaleness().toNanos();
         int n = candidates.size();
         double[] costs = new double[n];
         boolean[] stalled = new boolean[n];
         boolean anyFresh = false;
         for (int i = 0; i < n; i++) {
             Candidate c = candidates.get(i);
-            LoadSample latest = store.latest(c.worker.id(), c.rank);
-            boolean fresh = latest != null && store.age(latest).compareTo(maxStaleness) <= 0;
+            LoadSample latest = store.latest(c.key);
+            boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
             Long field = fresh ? phaseField(latest, phase) : null;
             anyFresh |= field != null;
             long backlog;
@@ -177,8 +178,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 costs[i] = Double.NaN; // silent under load, or a fresh sample without the phase's field
                 continue;
             }
-            DispatchLedger.Pending pending =
-                    ledger.pending(c.key, latest == null ? null : latest.receivedNanos(), now);
+            DispatchLedger.Pending pending = latest == null ? ledger.pending(c.key, now)
+                    : ledger.pending(c.key, latest.receivedNanos(), now);
             stalled[i] = pending.stalled();
             costs[i] = cost(c.worker, phase, backlog, pending, est);
         }
@@ -252,8 +253,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     }
 
     private void add(Candidate c, DispatchLedger.Entry entry, long now) {
-        LoadSample latest = store.latest(c.worker.id(), c.rank);
-        ledger.add(c.key, entry, latest == null ? null : latest.receivedNanos(), now);
+        LoadSample latest = store.latest(c.key);
+        ledger.add(c.key, entry, latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
     }
 
     private static long blockSize(DynamoWorker w) {
