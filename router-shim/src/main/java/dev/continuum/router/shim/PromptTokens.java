@@ -23,4 +23,18 @@ public final class PromptTokens {
         }
         return Math.max((chars + 3) / 4, words);
     }
+
+    /** {@link #estimate(CharSequence)} over {@code length} chars of {@code text} from {@code offset}, copying nothing. */
+    public static long estimate(char[] text, int offset, int length) {
+        long words = 0;
+        boolean inWord = false;
+        for (int i = offset; i < offset + length; i++) {
+            boolean space = Character.isWhitespace(text[i]);
+            if (!space && !inWord) {
+                words++;
+            }
+            inWord = !space;
+        }
+        return Math.max((length + 3L) / 4, words);
+    }
 }

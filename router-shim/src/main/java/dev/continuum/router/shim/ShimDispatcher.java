@@ -149,6 +149,11 @@ public final class ShimDispatcher implements DispatchHook {
         });
     }
 
+    /** The current string token's estimate, read from the parser's own buffer (no String per message). */
+    private static long estimateText(JsonParser p) throws IOException {
+        return PromptTokens.estimate(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+    }
+
     /** {@link PromptTokens#estimate} over the text of {@code messages} (or {@code prompt}); 0 when unreadable. */
     static long estimatePromptTokens(DispatchRequest request) {
         long tokens = 0;
@@ -165,7 +170,7 @@ public final class ShimDispatcher implements DispatchHook {
                     continue;
                 }
                 if (value == JsonToken.VALUE_STRING) {
-                    tokens += PromptTokens.estimate(p.getText());
+                    tokens += estimateText(p);
                     continue;
                 }
                 int depth = value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY ? 1 : 0;
@@ -179,7 +184,7 @@ public final class ShimDispatcher implements DispatchHook {
                         depth--;
                     } else if (t == JsonToken.VALUE_STRING && !"role".equals(p.currentName())
                             && !"type".equals(p.currentName())) {
-                        tokens += PromptTokens.estimate(p.getText());
+                        tokens += estimateText(p);
                     }
                 }
             }

@@ -456,4 +456,12 @@ class LoadBasedPickerTest {
         assertThat(PromptTokens.estimate("abcdefghi")).isEqualTo(3);
         assertThat(PromptTokens.estimate("a b c d e")).isEqualTo(5);
     }
+
+    @Test
+    void promptTokensOverACharRangeAgreeWithTheStringForm() {
+        for (String text : List.of("", "abcdefgh", "abcdefghi", "a b c d e", "  lead and trail  ", "日本語の テキスト")) {
+            char[] padded = ("xx " + text + " yy").toCharArray();
+            assertThat(PromptTokens.estimate(padded, 3, text.length())).as(text).isEqualTo(PromptTokens.estimate(text));
+        }
+    }
 }
