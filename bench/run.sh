@@ -32,7 +32,7 @@ WARMUP=${WARMUP:-5s}
 TTFB_SAMPLES=${TTFB_SAMPLES:-300}
 RATE_PHASE=${RATE_PHASE:-1}
 THREADS=${THREADS:-1}
-ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=64m -XX:TieredStopAtLevel=4"}
+ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"}
 PORTKEY_VERSION=${PORTKEY_VERSION:-1.15.2}
 WRITE_DOCS=${WRITE_DOCS:-0}
 base=${BENCH_PORT_BASE:-47000}
@@ -170,6 +170,8 @@ hdr_args() { # fills HDR with curl -H arguments for contender $1
   for h in $(headers "$1"); do HDR+=(-H "$h"); done
 }
 contenders="direct $CONTENDERS"
+no_stream=""
+notes=()
 for c in $contenders; do
   hdr_args "$c"
   ok=0
@@ -183,6 +185,17 @@ for c in $contenders; do
     echo "$c: no 200 answer (last status $code): $(head -c 300 "$work/check-$c.out")" >&2
     [ -n "${PID[$c]:-}" ] && tail -20 "$work/$c.log" >&2
     exit 1
+  fi
+  if [[ " $MODES " == *" streaming "* ]]; then
+    code=$(curl -s -o "$work/check-stream-$c.out" -w '%{http_code}' -H 'Content-Type: application/json' "${HDR[@]}" \
+      -d '{"model":"demo-model","stream":true,"messages":[{"role":"user","content":"hi"}]}' "$(url "$c")" || true)
+    if [ "$code" != 200 ] || ! grep -q '\[DONE\]' "$work/check-stream-$c.out"; then
+      no_stream+=" $c"
+      note="$c: streamed requests fail (status $code: $(head -c 120 "$work/check-stream-$c.out" | tr -d '\n'))"
+      [ -n "${PID[$c]:-}" ] && note+="; its log says: $(grep -m1 -o '[A-Za-z]*Error: [^ ]*' "$work/$c.log" || true)"
+      notes+=("$note; streaming not measured")
+      echo "warning: ${notes[-1]}" >&2
+    fi
   fi
 done
 
@@ -217,7 +230,7 @@ measure() { # round contender mode conns delay_ms
   c0=$(cpu_ticks "$c"); u0=$(cpu_ticks upstream)
   echo 0 >"$rss_file"
   if [ -n "${PID[$c]:-}" ]; then
-    ( max=0; while sleep 0.5; do r=$(status_kib "$c" VmRSS); [ "$r" -gt "$max" ] && max=$r && echo $max >"$rss_file"; done ) &
+    ( max=0; while sleep 0.5; do r=$(status_kib "$c" VmRSS); [ "$r" -gt "$max" ] && max=$r && echo $max >"$rss_file.tmp" && mv "$rss_file.tmp" "$rss_file"; done ) &
     sampler=$!
   fi
   out=$(wrk_run "$c" "$3" "$4" "$DURATION" "$5")
@@ -242,6 +255,7 @@ echo "contenders: $contenders; modes: $MODES; connections: $CONNECTIONS; $ROUNDS
 # --- warm-up (JIT, pools, keep-alive connections), then the rounds, rotating the contender order -------------
 for c in $contenders; do
   for m in $MODES; do
+    [ "$m" = streaming ] && [[ " $no_stream " == *" $c "* ]] && continue
     BODY_STREAM=$([ "$m" = streaming ] && echo 1 || echo 0) EXTRA_HEADERS="$(headers "$c")" \
       wrk -t"$THREADS" -c64 -d"$WARMUP" --timeout 10s -s bench/side.lua "$(url "$c")" >/dev/null
   done
@@ -252,6 +266,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for conns in $CONNECTIONS; do
     for m in $MODES; do
       for i in $(seq 0 $((n - 1))); do
+        [ "$m" = streaming ] && [[ " $no_stream " == *" ${order[$(((i + r - 1) % n))]} "* ]] && continue
         measure "$r" "${order[$(((i + r - 1) % n))]}" "$m" "$conns" ""
       done
     done
@@ -279,6 +294,7 @@ fi
 # --- time to first byte: sequential streamed requests on one kept-alive connection, per contender ---------
 if [[ " $MODES " == *" streaming "* ]]; then
   for c in $contenders; do
+    [[ " $no_stream " == *" $c "* ]] && continue
     hdr_args "$c"
     args=()
     for _ in $(seq 1 "$TTFB_SAMPLES"); do args+=(-o /dev/null "$(url "$c")"); done
@@ -302,7 +318,7 @@ python3 bench/side-report.py --results "$results" --ttfb-dir "$work" --chunks "$
   --command "$cmd" --date "$started_at" --machine "$machine" --versions "$versions" \
   --load "$load_before before, $load_after after" --router-opts "$ROUTER_JAVA_OPTS" \
   --settings "$ROUNDS rounds of $DURATION per contender, mode and connection count, wrk -t$THREADS, warm-up $WARMUP at 64 connections per contender and mode" \
-  --rate-note "$rate_note" >"$work/report.md"
+  --rate-note "$rate_note" --notes "$(printf '%s\n' "${notes[@]}")" >"$work/report.md"
 cat "$work/report.md"
 if [ "$WRITE_DOCS" = 1 ]; then
   python3 bench/side-report.py --write-docs docs/benchmarks.md --report "$work/report.md"

@@ -36,7 +36,7 @@ def write_docs(path, report):
 def main():
     ap = argparse.ArgumentParser()
     for a in ["results", "ttfb-dir", "command", "date", "machine", "versions", "load", "router-opts",
-              "settings", "rate-note", "write-docs", "report"]:
+              "settings", "rate-note", "notes", "write-docs", "report"]:
         ap.add_argument("--" + a, default="")
     ap.add_argument("--chunks", type=int, default=16)
     a = ap.parse_args()
@@ -65,6 +65,9 @@ def main():
     p(f"- Load average (1, 5, 15 min): {a.load}.")
     p(f"- Router JVM flags: `{a.router_opts}`.")
     p(f"- {a.settings}; {a.chunks} SSE events plus `[DONE]` per stream.")
+    for line in a.notes.splitlines():
+        if line.strip():
+            p(f"- Not measured: {line.strip()}")
     p("")
     p("Medians over the rounds. *spread*: (max - min) / median of requests/s over the rounds, the noise of "
       "this run. *added*: the contender's p50 / p99 minus the direct run's (for `router-dynamo`, minus the "
@@ -98,7 +101,7 @@ def main():
                 cpu = "-"
                 if c != "direct":
                     cpu = f"{statistics.median(float(r['cpu_s']) * 1e4 / max(1, int(r['requests'])) for r in rs):.2f}"
-                rss = max(int(r["rss_max_kib"]) for r in rs)
+                rss = max(int(r["rss_max_kib"] or 0) for r in rs)
                 rss_s = f"{rss / 1024:.0f}" if rss else "-"
                 ratio = f"{rps_m / router_rps:.2f}" if router_rps else "-"
                 chunks = f"{rps_m * (a.chunks + 1):.0f}" if m == "streaming" else "-"
@@ -137,7 +140,7 @@ def main():
         p("**Time to first byte** (streamed requests one after another on one kept-alive connection, curl's "
           "`time_starttransfer`, idle proxies):")
         p("")
-        p("| contender | samples | TTFB p50 ms | p90 ms | p99 ms | added p50 ms over direct | p50 minus nginx's ms |")
+        p("| contender | samples | TTFB p50 ms | p90 ms | p99 ms | added p50 ms over its direct baseline | p50 minus nginx's ms |")
         p("|---|---|---|---|---|---|---|")
         for c, v in ttfb.items():
             q = lambda x: v[min(len(v) - 1, int(x * len(v)))]
@@ -179,7 +182,7 @@ def main():
                           f"{rng[0]:.2f} - {rng[1]:.2f}", rng[0] >= 0.9))
     k256 = [k for k in runs if k[0] == "router" and k[2] == 256 and k[3] == 0]
     if k256:
-        rss = max(int(r["rss_max_kib"]) for k in k256 for r in runs[k]) / 1024
+        rss = max(int(r["rss_max_kib"] or 0) for k in k256 for r in runs[k]) / 1024
         goals.append(("router RSS under 256 MiB at 256 connections", f"{rss:.0f} MiB", rss < 256))
     if goals:
         p("**Goals** (ratio of the router's number to the other's within each round, lowest - highest over the rounds):")
