@@ -2,7 +2,7 @@
 # Side-by-side load benchmark: one fast upstream, several proxies in front of it on loopback, the same
 # wrk load through each, alternating contenders, several rounds; prints one Markdown report.
 #
-#   bench/run.sh                                  # full run (about 20 minutes on 2 cores)
+#   bench/run.sh                                  # full run: about 25 minutes (18 with DURATION=5s)
 #   DURATION=3s ROUNDS=1 CONNECTIONS="64" bench/run.sh   # quick development run
 #   WRITE_DOCS=1 bench/run.sh                     # also writes the report into docs/benchmarks.md
 #
