@@ -242,13 +242,13 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 prefill == null);
         add(decode, d, now);
         if (prefill == null) {
-            return () -> d.ended = true;
+            return d::end;
         }
         DispatchLedger.Entry p = new DispatchLedger.Entry(est, ceilDiv(est, blockSize(prefill.worker)), now, true);
         add(prefill, p, now);
         return () -> {
-            d.ended = true;
-            p.ended = true;
+            d.end();
+            p.end();
         };
     }
 
