@@ -40,7 +40,7 @@ export BENCH_UPSTREAM_PORT=$base BENCH_FRONTEND_PORT=$((base + 1)) BENCH_ROUTER_
 export BENCH_NGINX_PORT=$((base + 81)) BENCH_HAPROXY_PORT=$((base + 82)) BENCH_PORTKEY_PORT=$((base + 83))
 export BENCH_ROUTER_DYNAMO_PORT=$((base + 90))
 SIM_JAR=router-sim/target/continuum-sim.jar
-ROUTER_JAR=router-app/target/continuum-router.jar
+ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
 
 has() { [[ " $CONTENDERS " == *" $1 "* ]]; }
 missing=()
@@ -137,8 +137,9 @@ if has frontend || has router-dynamo; then
   wait_http fleet "http://127.0.0.1:$BENCH_FRONTEND_PORT/"
   PID[frontend]=${PID[fleet]}
   for _ in $(seq 1 50); do grep -q 'kv_metrics' "$work/fleet.log" && [ "$(grep -c kv_metrics "$work/fleet.log")" -ge 2 ] && break; sleep 0.2; done
-  prefill_id=$(awk '$1 ~ /prefill/ && /kv_metrics/ {print $2; exit}' "$work/fleet.log")
-  decode_id=$(awk '$1 !~ /prefill/ && /kv_metrics/ {print $2; exit}' "$work/fleet.log")
+  # The fleet prints one line per worker: #index, name, namespace, role, dp=N, decimal ID, (hex ID), ...
+  prefill_id=$(awk '$4 == "prefill" && /kv_metrics/ {print $6; exit}' "$work/fleet.log")
+  decode_id=$(awk '($4 == "decode" || $4 == "aggregated") && /kv_metrics/ {print $6; exit}' "$work/fleet.log")
   [ -n "$prefill_id" ] && [ -n "$decode_id" ] || { echo "fleet: no worker IDs in its log" >&2; cat "$work/fleet.log" >&2; exit 1; }
   if has router-dynamo; then
     # shellcheck disable=SC2086
