@@ -286,16 +286,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     private void pinnedFailure() {
         discardError();
         cancelTimeout();
-        Channel u = upstream;
-        upstream = null;
-        if (u != null) {
-            detachUpstream(u);
-        }
-        Backend b = backend;
-        if (b != null && permit != CircuitBreaker.NO_PERMIT) {
-            b.resources().breaker.onIgnored(permit);
-            permit = CircuitBreaker.NO_PERMIT;
-        }
+        abandonAttempt();
         List<Backend> rest = new ArrayList<>(standardCandidates.size());
         for (Backend c : standardCandidates) {
             if (!wasTried(c)) {
@@ -567,12 +558,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if ((code == 502 || code == 503) && takeRetry()) {
             ReferenceCountUtil.release(head);
             cancelTimeout();
-            Channel u = upstream;
-            upstream = null;
-            if (u != null) {
-                // The rest of this answer is unread: the connection cannot be reused.
-                detachUpstream(u);
-            }
+            dropUpstream(); // the rest of this answer is unread: the connection cannot be reused
             setLastError(code, "The upstream backend answered " + code + ".");
             scheduleRetry(b, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
             return;
@@ -882,17 +868,30 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (committed) {
             service.metrics.streamAborted(StreamSide.CLIENT);
         }
+        abandonAttempt(); // the upstream is never pooled: its response is unfinished
+        releaseRequest();
+    }
+
+    /** Closes the current attempt's upstream connection (not pooled), if any. */
+    private void dropUpstream() {
+        Channel u = upstream;
+        upstream = null;
+        if (u != null) {
+            detachUpstream(u);
+        }
+    }
+
+    /**
+     * Abandons the current attempt without judging the backend: its connection is dropped and its breaker
+     * permit returned as ignored.
+     */
+    private void abandonAttempt() {
+        dropUpstream();
         Backend b = backend;
         if (b != null && permit != CircuitBreaker.NO_PERMIT) {
             b.resources().breaker.onIgnored(permit);
             permit = CircuitBreaker.NO_PERMIT;
         }
-        Channel u = upstream;
-        upstream = null;
-        if (u != null) {
-            detachUpstream(u); // never pooled: its response is unfinished
-        }
-        releaseRequest();
     }
 
     // ---------------------------------------------------------------- endings
@@ -918,11 +917,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         endPlan(DispatchPlan.Outcome.FAILED);
         finished = true;
         cancelTimeout();
-        Channel u = upstream;
-        upstream = null;
-        if (u != null) {
-            detachUpstream(u);
-        }
+        dropUpstream();
         service.metrics.streamAborted(StreamSide.UPSTREAM);
         releaseRequest();
         ChannelFuture closed = clientCh.close();
@@ -951,16 +946,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         committed = true;
         cancelTimeout();
         cancelBackoff();
-        Channel u = upstream;
-        upstream = null;
-        if (u != null) {
-            detachUpstream(u);
-        }
-        Backend b = backend;
-        if (b != null && permit != CircuitBreaker.NO_PERMIT) {
-            b.resources().breaker.onIgnored(permit);
-            permit = CircuitBreaker.NO_PERMIT;
-        }
+        abandonAttempt();
         if (plan != null) {
             decorate(response.headers());
         }
