@@ -80,19 +80,7 @@ final class ConcurrentLoadStore implements LoadStore {
         return samples.get(key);
     }
 
-    @Override
-    public @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
-        LoadSample s = latest(worker, dpRank);
-        if (s == null) {
-            return null;
-        }
-        return ticker.getAsLong() - s.receivedNanos() <= maxAge.toNanos() ? s : null;
-    }
 
-    @Override
-    public @Nullable LoadSample freshDefault(WorkerId worker, long dpRank) {
-        return fresh(worker, dpRank, maxStaleness);
-    }
 
     @Override
     public Duration maxStaleness() {

@@ -27,10 +27,15 @@ public interface LoadStore {
     }
 
     /** The held sample while its age is within {@code maxAge}, else null. */
-    @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge);
+    default @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
+        LoadSample s = latest(worker, dpRank);
+        return s != null && age(s).compareTo(maxAge) <= 0 ? s : null;
+    }
 
     /** {@link #fresh} with the live {@code dynamo.load.max_staleness}. */
-    @Nullable LoadSample freshDefault(WorkerId worker, long dpRank);
+    default @Nullable LoadSample freshDefault(WorkerId worker, long dpRank) {
+        return fresh(worker, dpRank, maxStaleness());
+    }
 
     /** The live {@code dynamo.load.max_staleness}. */
     Duration maxStaleness();

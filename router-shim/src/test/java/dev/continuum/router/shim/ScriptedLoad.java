@@ -47,16 +47,7 @@ final class ScriptedLoad implements LoadStore, LongSupplier {
         return samples.get(new SampleKey(worker, dpRank));
     }
 
-    @Override
-    public @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
-        LoadSample s = latest(worker, dpRank);
-        return s != null && age(s).compareTo(maxAge) <= 0 ? s : null;
-    }
 
-    @Override
-    public @Nullable LoadSample freshDefault(WorkerId worker, long dpRank) {
-        return fresh(worker, dpRank, maxStaleness);
-    }
 
     @Override
     public Duration maxStaleness() {
