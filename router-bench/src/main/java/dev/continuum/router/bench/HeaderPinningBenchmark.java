@@ -2,6 +2,7 @@ package dev.continuum.router.bench;
 
 import dev.continuum.router.core.proxy.DispatchPlan;
 import dev.continuum.router.core.proxy.DispatchRequest;
+import dev.continuum.router.core.proxy.RequestBodyInspection;
 import dev.continuum.router.core.proxy.UntrustedHeaders;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;
@@ -77,7 +78,8 @@ public class HeaderPinningBenchmark {
         DynamoWorkerPicker picker = DynamoWorkerPicker.loadBased(feed.store(), () -> clock, new SimpleMeterRegistry());
         dispatcher = ShimDispatcher.create(() -> snapshot, () -> shim, picker, new SimpleMeterRegistry());
         body = Unpooled.wrappedBuffer(ChatBodies.chatCompletion());
-        request = new DispatchRequest(ChatBodies.MODEL, true, List.of("frontend-a", "shim-a", "shim-b"), body);
+        request = new DispatchRequest(ChatBodies.MODEL, true, List.of("frontend-a", "shim-a", "shim-b"), body,
+                RequestBodyInspection.estimatedPromptTokens(body));
         DispatchPlan plan = dispatcher.plan(request);
         if (plan == null || !plan.upstreamHeaders().containsKey("x-dynamo-prefill-instance-id")) {
             throw new IllegalStateException("no prefill/decode plan: " + plan);

@@ -48,8 +48,15 @@ public class RequestParsingBenchmark {
         body.release();
     }
 
+    /** As for a request no dispatch hook sees. */
     @Benchmark
     public void inspectChatCompletion(Blackhole bh) {
         bh.consume(RequestBodyInspection.model(body));
+    }
+
+    /** As for a chat completion the dispatch hook plans: the same single pass plus the prompt-token walk. */
+    @Benchmark
+    public void inspectWithPromptEstimate(Blackhole bh) {
+        bh.consume(RequestBodyInspection.estimatedPromptTokens(body));
     }
 }

@@ -11,7 +11,7 @@ import java.util.Set;
  * @param namespaces            the Dynamo namespaces whose shim pool has a usable replica for this request
  *                              (visibility, health and per-key policy already applied); others offer no
  *                              candidates, so a pair never lands in a graph the request cannot reach
- * @param estimatedPromptTokens see {@link PromptTokens#estimate}
+ * @param estimatedPromptTokens see {@link dev.continuum.router.core.proxy.PromptTokens#estimate}
  */
 public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
     public PickRequest {

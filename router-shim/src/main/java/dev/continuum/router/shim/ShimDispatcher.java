@@ -1,16 +1,10 @@
 package dev.continuum.router.shim;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import dev.continuum.router.core.proxy.DispatchHook;
 import dev.continuum.router.core.proxy.DispatchPlan;
 import dev.continuum.router.core.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.netty.buffer.ByteBufInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -47,7 +41,6 @@ public final class ShimDispatcher implements DispatchHook {
     static final String DISCLOSED_WORKER = "x-continuum-worker-instance-id";
     static final String DISCLOSED_PREFILL = "x-continuum-prefill-instance-id";
 
-    private static final JsonFactory JSON = JsonFactory.builder().build();
 
     private final Supplier<DynamoSnapshot> snapshots;
     private final Supplier<ShimConfig> config;
@@ -115,7 +108,7 @@ public final class ShimDispatcher implements DispatchHook {
         }
         Set<String> namespaces = new HashSet<>(usable.keySet());
         Selection selection = picker.get().pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                namespaces, estimatePromptTokens(request)));
+                namespaces, request.estimatedPromptTokens()));
         if (selection == null) {
             return null;
         }
@@ -147,50 +140,5 @@ public final class ShimDispatcher implements DispatchHook {
             dispatch.ended();
             metrics.ended(path, outcome);
         });
-    }
-
-    /** The current string token's estimate, read from the parser's own buffer (no String per message). */
-    private static long estimateText(JsonParser p) throws IOException {
-        return PromptTokens.estimate(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
-    }
-
-    /** {@link PromptTokens#estimate} over the text of {@code messages} (or {@code prompt}); 0 when unreadable. */
-    static long estimatePromptTokens(DispatchRequest request) {
-        long tokens = 0;
-        try (InputStream in = new ByteBufInputStream(request.body().duplicate());
-                JsonParser p = JSON.createParser(in)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return 0;
-            }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken value = p.nextToken();
-                if (!"messages".equals(name) && !"prompt".equals(name)) {
-                    p.skipChildren();
-                    continue;
-                }
-                if (value == JsonToken.VALUE_STRING) {
-                    tokens += estimateText(p);
-                    continue;
-                }
-                int depth = value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY ? 1 : 0;
-                while (depth > 0) {
-                    JsonToken t = p.nextToken();
-                    if (t == null) {
-                        break;
-                    } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-                        depth++;
-                    } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
-                        depth--;
-                    } else if (t == JsonToken.VALUE_STRING && !"role".equals(p.currentName())
-                            && !"type".equals(p.currentName())) {
-                        tokens += estimateText(p);
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // The proxy already validated the body; an unexpected shape only loses the size term.
-        }
-        return tokens;
     }
 }

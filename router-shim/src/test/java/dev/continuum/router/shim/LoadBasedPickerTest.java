@@ -448,20 +448,4 @@ class LoadBasedPickerTest {
         decodeIds(snapshot(worker(NS, 3, DECODE)), 1);
         assertThat(picker.ledgerKeys()).isEqualTo(1);
     }
-
-    @Test
-    void promptTokensUseTheLargerOfFourCharactersPerTokenAndOnePerWord() {
-        assertThat(PromptTokens.estimate("")).isZero();
-        assertThat(PromptTokens.estimate("abcdefgh")).isEqualTo(2);
-        assertThat(PromptTokens.estimate("abcdefghi")).isEqualTo(3);
-        assertThat(PromptTokens.estimate("a b c d e")).isEqualTo(5);
-    }
-
-    @Test
-    void promptTokensOverACharRangeAgreeWithTheStringForm() {
-        for (String text : List.of("", "abcdefgh", "abcdefghi", "a b c d e", "  lead and trail  ", "日本語の テキスト")) {
-            char[] padded = ("xx " + text + " yy").toCharArray();
-            assertThat(PromptTokens.estimate(padded, 3, text.length())).as(text).isEqualTo(PromptTokens.estimate(text));
-        }
-    }
 }

@@ -438,20 +438,6 @@ class ShimDispatchTest {
     }
 
     @Test
-    void estimatesPromptTokensFromMessageTextOnly() {
-        io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer(
-                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\"},"
-                        + "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a b c\"}]}],"
-                        + "\"temperature\":0.5}", java.nio.charset.StandardCharsets.UTF_8);
-        try {
-            assertThat(ShimDispatcher.estimatePromptTokens(new dev.continuum.router.core.proxy.DispatchRequest(
-                    "m", false, List.of(), body))).isEqualTo(2 + 3);
-        } finally {
-            body.release();
-        }
-    }
-
-    @Test
     void aWorkerWithAnUnansweredRequestForFiveSecondsIsAvoided() throws Exception {
         TestUpstream shim = TestUpstream.start("shim").defaultReply(Reply.echo());
         try {

@@ -15,7 +15,8 @@ import java.util.Objects;
  * @param body           the body as it will be sent (client {@code nvext} routing fields already removed);
  *                       borrowed: valid only during the call, never retained or released by the hook
  */
-public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body) {
+public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
+                              long estimatedPromptTokens) {
     public DispatchRequest {
         Objects.requireNonNull(model, "model");
         usableBackends = List.copyOf(usableBackends);

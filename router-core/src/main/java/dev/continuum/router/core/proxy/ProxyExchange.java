@@ -177,7 +177,8 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
         ParsedRequest p;
         try {
-            p = RequestBodyInspector.inspect(request.content());
+            // The prompt estimate is only for the dispatch hook: a request it will not see skips that walk.
+            p = RequestBodyInspector.inspect(request.content(), service.dispatchHook() != null && plansThisRoute());
         } catch (RequestBodyInspector.InvalidBody e) {
             answer(e.json ? OpenAiErrors.invalidJson(e.getMessage())
                     : OpenAiErrors.invalidRequest(e.getMessage(), "invalid_request"));
@@ -219,11 +220,15 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         attempt();
     }
 
+    /** The dispatch hook is asked about chat completions only, and only while disaggregated serving is on. */
+    private boolean plansThisRoute() {
+        return client.route() == ProxyRoute.CHAT_COMPLETIONS && state.config.disaggregatedServing().enabled();
+    }
+
     /** Asks the dispatch hook, once per request; a plan narrows the candidates to its backends. */
     private void planDispatch(ParsedRequest p) {
         DispatchHook hook = service.dispatchHook();
-        if (hook == null || client.route() != ProxyRoute.CHAT_COMPLETIONS
-                || !state.config.disaggregatedServing().enabled()) {
+        if (hook == null || !plansThisRoute()) {
             return;
         }
         List<String> usable = new ArrayList<>(candidates.size());
@@ -237,7 +242,8 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
         DispatchPlan pl;
         try {
-            pl = hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate()));
+            pl = hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
+                    p.estimatedPromptTokens()));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return;

@@ -13,14 +13,23 @@ public final class RequestBodyInspection {
     }
 
     /**
-     * Runs the proxy's inspection of {@code body} (the whole body is tokenized; the buffer's indexes do not
-     * move) and returns the model it extracted.
+     * Runs the proxy's inspection of {@code body} as for a request no dispatch hook sees (the whole body is
+     * tokenized; the buffer's indexes do not move) and returns the model it extracted.
      *
      * @throws IllegalArgumentException where the proxy would answer 400
      */
     public static String model(ByteBuf body) {
+        return inspect(body, false).model();
+    }
+
+    /** The prompt-token estimate the proxy hands a dispatch hook for {@code body}. */
+    public static long estimatedPromptTokens(ByteBuf body) {
+        return inspect(body, true).estimatedPromptTokens();
+    }
+
+    private static ParsedRequest inspect(ByteBuf body, boolean estimatePrompt) {
         try {
-            return RequestBodyInspector.inspect(body).model();
+            return RequestBodyInspector.inspect(body, estimatePrompt);
         } catch (RequestBodyInspector.InvalidBody e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }

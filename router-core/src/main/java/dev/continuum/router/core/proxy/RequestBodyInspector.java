@@ -12,8 +12,9 @@ import java.io.InputStream;
 /**
  * Reads {@code model} and {@code stream} from a request body with Jackson's streaming parser:
  * no tree is built and other fields are only tokenized (which still proves the whole body is
- * well-formed JSON). It also notes whether {@code nvext} carries worker-pinning fields
- * ({@link UntrustedBodyFields}). The body bytes are not modified here.
+ * well-formed JSON). In the same pass it notes whether {@code nvext} carries worker-pinning fields
+ * ({@link UntrustedBodyFields}) and estimates the prompt's tokens ({@link PromptTokens}), so nothing
+ * later parses the body again. The body bytes are not modified here.
  */
 final class RequestBodyInspector {
     private static final JsonFactory JSON = JsonFactory.builder().build();
@@ -33,12 +34,18 @@ final class RequestBodyInspector {
     }
 
     static ParsedRequest inspect(ByteBuf body) throws InvalidBody {
+        return inspect(body, true);
+    }
+
+    /** @param estimatePrompt whether to walk {@code messages}/{@code prompt} for the token estimate (else 0) */
+    static ParsedRequest inspect(ByteBuf body, boolean estimatePrompt) throws InvalidBody {
         if (!body.isReadable()) {
             throw new InvalidBody("The request body is empty.", true);
         }
         String model = null;
         boolean stream = false;
         boolean untrusted = false;
+        long promptTokens = 0;
         try (JsonParser p = open(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidBody("The request body must be a JSON object.", true);
@@ -63,6 +70,8 @@ final class RequestBodyInspector {
                     }
                 } else if ("nvext".equals(name) && v == JsonToken.START_OBJECT) {
                     untrusted |= scanNvext(p);
+                } else if (estimatePrompt && ("messages".equals(name) || "prompt".equals(name))) {
+                    promptTokens += promptTokens(p, v);
                 } else {
                     p.skipChildren();
                 }
@@ -81,7 +90,36 @@ final class RequestBodyInspector {
         if (model == null || model.isEmpty()) {
             throw new InvalidBody("You must provide a model parameter.", false);
         }
-        return new ParsedRequest(model, stream, untrusted);
+        return new ParsedRequest(model, stream, untrusted, promptTokens);
+    }
+
+    /**
+     * {@link PromptTokens#estimate} summed over the string values of {@code messages} or {@code prompt} (parser on
+     * its value {@code v}), role names and content-part types excluded; read from the parser's own buffer.
+     */
+    private static long promptTokens(JsonParser p, JsonToken v) throws IOException {
+        if (v == JsonToken.VALUE_STRING) {
+            return PromptTokens.estimate(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+        }
+        if (v != JsonToken.START_OBJECT && v != JsonToken.START_ARRAY) {
+            return 0;
+        }
+        long tokens = 0;
+        int depth = 1;
+        while (depth > 0) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                break; // the caller reports the truncated body
+            } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                depth++;
+            } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                depth--;
+            } else if (t == JsonToken.VALUE_STRING && !"role".equals(p.currentName())
+                    && !"type".equals(p.currentName())) {
+                tokens += PromptTokens.estimate(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+            }
+        }
+        return tokens;
     }
 
     /** Walks the {@code nvext} object (parser on its START_OBJECT); true if it holds a routing field. */

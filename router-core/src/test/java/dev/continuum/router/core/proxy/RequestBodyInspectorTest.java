@@ -24,10 +24,30 @@ class RequestBodyInspectorTest {
 
     @Test
     void readsModelAndStreamAndSkipsEverythingElse() throws Exception {
-        assertThat(inspect("{\"messages\":[{\"model\":\"inner\"}],\"model\":\"m\",\"stream\":true,\"nvext\":{\"x\":1}}"))
-                .isEqualTo(new ParsedRequest("m", true));
+        ParsedRequest p = inspect("{\"messages\":[{\"model\":\"inner\"}],\"model\":\"m\",\"stream\":true,\"nvext\":{\"x\":1}}");
+        assertThat(p.model()).isEqualTo("m");
+        assertThat(p.stream()).isTrue();
         assertThat(inspect("{\"model\":\"m\"}")).isEqualTo(new ParsedRequest("m", false));
         assertThat(inspect("{\"model\":\"m\",\"stream\":null}")).isEqualTo(new ParsedRequest("m", false));
+    }
+
+    @Test
+    void estimatesPromptTokensFromMessageAndPromptTextOnlyInTheSamePass() throws Exception {
+        // "abcdefgh": 8 characters, 1 word -> 2; "a b c": 5 characters, 3 words -> 3. Roles and part types,
+        // and fields outside messages/prompt, do not count.
+        assertThat(inspect("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\"},"
+                + "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a b c\"}]}],"
+                + "\"temperature\":0.5,\"user\":\"a long user name here\"}").estimatedPromptTokens()).isEqualTo(2 + 3);
+        assertThat(inspect("{\"model\":\"m\",\"prompt\":\"abcdefghi\"}").estimatedPromptTokens()).isEqualTo(3);
+        assertThat(inspect("{\"model\":\"m\",\"prompt\":[\"abcd\",\"a b\"]}").estimatedPromptTokens()).isEqualTo(1 + 2);
+        assertThat(inspect("{\"model\":\"m\",\"messages\":[]}").estimatedPromptTokens()).isZero();
+        // A request no dispatch hook will see skips the walk.
+        ByteBuf buf = Unpooled.copiedBuffer("{\"model\":\"m\",\"prompt\":\"abcdefghi\"}", StandardCharsets.UTF_8);
+        try {
+            assertThat(RequestBodyInspector.inspect(buf, false).estimatedPromptTokens()).isZero();
+        } finally {
+            buf.release();
+        }
     }
 
     @Test

@@ -1,8 +1,9 @@
-package dev.continuum.router.shim;
+package dev.continuum.router.core.proxy;
 
 /**
- * The coarse prompt-size heuristic the load-only picker uses without a tokenizer (the KV issue brings real
- * tokenization): the larger of one token per four characters (rounded up) and one token per
+ * The coarse prompt-size heuristic used without a tokenizer (by the load-only picker; the KV issue brings real
+ * tokenization), computed per string value of {@code messages} or {@code prompt} while the proxy's one parse
+ * of the body runs ({@link RequestBodyInspector}): the larger of one token per four characters (rounded up) and one token per
  * whitespace-separated word. Four characters per token is the usual English BPE average; the word count
  * keeps short-word and non-Latin text from being underestimated below one token per word.
  */
