@@ -18,6 +18,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        NettyDefaults.applyUnlessSet(System.getProperties());
         int code = run(args, System.out, System.err, System.getenv());
         if (code != 0) {
             System.exit(code);

@@ -15,6 +15,11 @@ import org.slf4j.LoggerFactory;
  * later request (waiting between requests is the idle timeout's business). Sits before the codec
  * and sees raw bytes; {@link RequestHeadGuardHandler} reports decoded heads and request ends.
  * On expiry the connection is closed without an answer. Buffers: forwards everything untouched.
+ *
+ * <p>The timer is lazy, because a busy keep-alive connection starts a head thousands of times a
+ * second: a finished head does not cancel it, and when it fires it looks at the head being read
+ * now, if any, and re-arms for that head's deadline. So a connection schedules at most one task
+ * per timeout period instead of one per request.
  */
 final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HeaderReadTimeoutHandler.class);
@@ -22,6 +27,9 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     private final long timeoutNanos;
     private @Nullable ChannelHandlerContext ctx;
     private @Nullable ScheduledFuture<?> timer;
+    /** A head is due: from the connection's start, or from the first byte of a later request. */
+    private boolean headDue;
+    private long headStartNanos;
     private boolean awaitingHead = true;
     private boolean receiving;
 
@@ -33,14 +41,14 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         if (ctx.channel().isActive()) {
-            start();
+            headStarted();
         }
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        if (timer == null && awaitingHead) {
-            start();
+        if (!headDue && awaitingHead) {
+            headStarted();
         }
         ctx.fireChannelActive();
     }
@@ -49,8 +57,8 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ByteBuf b && b.isReadable()) {
             receiving = true;
-            if (awaitingHead && timer == null) {
-                start();
+            if (awaitingHead && !headDue) {
+                headStarted();
             }
         }
         ctx.fireChannelRead(msg);
@@ -58,14 +66,19 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        cancel();
+        headDue = false;
+        ScheduledFuture<?> t = timer;
+        if (t != null) {
+            t.cancel(false);
+            timer = null;
+        }
         ctx.fireChannelInactive();
     }
 
     /** A request head was decoded. */
     void headReceived() {
         awaitingHead = false;
-        cancel();
+        headDue = false; // the pending timer, if any, finds nothing due and lapses
     }
 
     /** A request ended; the next head is due from its first byte. */
@@ -79,28 +92,36 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
         return receiving;
     }
 
-    private void start() {
-        ChannelHandlerContext c = ctx;
-        if (c == null || timeoutNanos <= 0) {
+    private void headStarted() {
+        if (timeoutNanos <= 0) {
             return;
         }
-        timer = c.executor().schedule(this::expire, timeoutNanos, TimeUnit.NANOSECONDS);
-    }
-
-    private void cancel() {
-        ScheduledFuture<?> t = timer;
-        if (t != null) {
-            t.cancel(false);
-            timer = null;
+        headDue = true;
+        headStartNanos = System.nanoTime();
+        if (timer == null) {
+            arm(timeoutNanos);
         }
     }
 
-    private void expire() {
+    private void arm(long delayNanos) {
+        ChannelHandlerContext c = ctx;
+        if (c != null) {
+            timer = c.executor().schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void check() {
         timer = null;
         ChannelHandlerContext c = ctx;
-        if (awaitingHead && c != null) {
-            log.debug("closing {}: request head not received within the header read timeout", c.channel());
-            c.close();
+        if (!headDue || c == null) {
+            return;
         }
+        long left = timeoutNanos - (System.nanoTime() - headStartNanos);
+        if (left > 0) {
+            arm(left); // a later head than the one this timer was armed for
+            return;
+        }
+        log.debug("closing {}: request head not received within the header read timeout", c.channel());
+        c.close();
     }
 }

@@ -29,18 +29,25 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         server.register(ch);
         ServerConfig config = server.serverConfig();
         ChannelPipeline p = ch.pipeline();
-        addIdleTimeout(p, config);
+        IdleStateHandler idle = addIdleTimeout(p, config);
         HeaderReadTimeoutHandler headTimeout = addHeaderReadTimeout(p, config);
         addCodec(p, config);
         addRequestGuard(p, headTimeout);
         addTrustBoundary(p);
         addBodyLimit(p, config);
         addAggregator(p, config);
-        addRequestHandler(p, headTimeout, config);
+        addRequestHandler(p, idle, headTimeout, config);
     }
 
-    private static void addIdleTimeout(ChannelPipeline p, ServerConfig config) {
-        p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
+    /**
+     * Reader idleness only: the request handler restarts the count when it finishes a response, so the
+     * connection is idle from the later of its last byte read and its last response. Watching writes too
+     * would put a listener on every write, which costs more than the rest of the idle logic together.
+     */
+    private static IdleStateHandler addIdleTimeout(ChannelPipeline p, ServerConfig config) {
+        IdleStateHandler h = new IdleStateHandler(config.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS);
+        p.addLast("idle", h);
+        return h;
     }
 
     private static HeaderReadTimeoutHandler addHeaderReadTimeout(ChannelPipeline p, ServerConfig config) {
@@ -73,7 +80,9 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("aggregator", new HttpObjectAggregator(config.maxRequestBodySize().toIntSaturated(), true));
     }
 
-    private void addRequestHandler(ChannelPipeline p, HeaderReadTimeoutHandler headTimeout, ServerConfig config) {
-        p.addLast("request-handler", new HttpRequestHandler(server, headTimeout, config.maxRequestBodySize().bytes()));
+    private void addRequestHandler(ChannelPipeline p, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
+                                   ServerConfig config) {
+        p.addLast("request-handler", new HttpRequestHandler(server, idle, headTimeout,
+                config.maxRequestBodySize().bytes()));
     }
 }

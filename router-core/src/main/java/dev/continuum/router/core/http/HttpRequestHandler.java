@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
@@ -53,6 +54,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     static final int CLIENT_CLOSED_REQUEST = 499;
 
     private final ServerContext server;
+    private final IdleStateHandler idle;
     private final HeaderReadTimeoutHandler headTimeout;
     private final long maxBodyBytes;
     private final ArrayDeque<Object> pending = new ArrayDeque<>(2);
@@ -63,8 +65,10 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private boolean readPaused;
     private boolean closed;
 
-    HttpRequestHandler(ServerContext server, HeaderReadTimeoutHandler headTimeout, long maxBodyBytes) {
+    HttpRequestHandler(ServerContext server, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
+                       long maxBodyBytes) {
         this.server = server;
+        this.idle = idle;
         this.headTimeout = headTimeout;
         this.maxBodyBytes = maxBodyBytes;
     }
@@ -221,6 +225,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         server.metrics.recordHttp(in.request.method(), in.endpoint, status, server.nanoClock.getAsLong() - in.start);
         current = null;
         relay = RelayControl.NONE;
+        idle.resetReadTimeout(); // the idle timeout counts from the end of the last response
         if (close || closeAfterCurrent) {
             closed = true;
             releasePending();

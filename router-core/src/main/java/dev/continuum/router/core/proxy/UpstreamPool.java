@@ -149,7 +149,9 @@ final class UpstreamPool {
             if (endpoint.tls()) {
                 p.addLast("tls", transport.ssl().newHandler(ch.alloc(), endpoint.host(), endpoint.port()));
             }
-            p.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS));
+            // Reader idleness is what matters upstream (a silent pooled connection, or a response that
+            // stopped mid-way); watching writes too would put a listener on every request write.
+            p.addLast("idle", new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
             UpstreamLimits limits = transport.limits;
             p.addLast("codec", new HttpClientCodec(new HttpDecoderConfig()
                     .setMaxInitialLineLength(limits.maxResponseInitialLineLength())

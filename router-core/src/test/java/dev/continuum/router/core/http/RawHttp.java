@@ -1,6 +1,7 @@
 package dev.continuum.router.core.http;
 
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -41,5 +42,24 @@ final class RawHttp {
             }
         }
         return buf.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** Reads one response with a {@code Content-Length} body from a kept-alive connection. */
+    static String readResponse(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int b;
+        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            if ((b = in.read()) < 0) {
+                throw new EOFException("connection closed after " + head.size() + " bytes of a head");
+            }
+            head.write(b);
+        }
+        String h = head.toString(StandardCharsets.ISO_8859_1);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)\r\ncontent-length: *(\\d+)").matcher(h);
+        if (!m.find()) {
+            throw new IOException("no content-length in " + h);
+        }
+        byte[] body = in.readNBytes(Integer.parseInt(m.group(1)));
+        return h + new String(body, StandardCharsets.ISO_8859_1);
     }
 }

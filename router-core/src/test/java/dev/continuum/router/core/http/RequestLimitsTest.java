@@ -3,6 +3,7 @@ package dev.continuum.router.core.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.ByteSize;
+import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestUpstream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -145,6 +146,49 @@ class RequestLimitsTest {
             }
             // Silent past the idle timeout: the server closes.
             assertThat(in.read()).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void timesTheHeadOfALaterRequestFromItsFirstByte() throws Exception {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200 OK");
+            // The timer armed for the first head is still pending; the second head starts later and stalls.
+            Thread.sleep(150);
+            out.write("GET /v1/models HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+
+            assertThat(in.read()).isEqualTo(-1); // closed without an answer
+        }
+    }
+
+    @Test
+    void aRequestInFlightIsNotIdleAndIdlenessCountsFromTheResponse() throws Exception {
+        // Longer than the 500 ms idle timeout, and ending just before the idle check that the request's
+        // own read armed (at 1,500 ms): only a count restarted by the response keeps the connection open.
+        a.enqueue(Reply.delayed(Duration.ofMillis(1450), Reply.echo()));
+        String body = "{\"model\":\"m\"}";
+        String chat = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()
+                + "\r\n\r\n" + body;
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write(chat.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200 OK");
+            // Still open 250 ms after that response: idleness counts from its end.
+            Thread.sleep(250);
+            out.write(chat.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200 OK");
+
+            assertThat(in.read()).isEqualTo(-1); // then silent past the idle timeout: closed
         }
     }
 
