@@ -3,6 +3,7 @@ package dev.continuum.router.sim;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -194,7 +195,7 @@ public final class DirectFrontend implements AutoCloseable {
             throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         DirectFrontend frontend = new DirectFrontend(group, workers);
-        frontend.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+        ChannelFuture bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
@@ -202,7 +203,13 @@ public final class DirectFrontend implements AutoCloseable {
                                 new Handler(frontend, chunks, chunkDelayMs));
                     }
                 })
-                .bind(host, port).sync().channel();
+                .bind(host, port).await();
+        if (!bound.isSuccess()) {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS); // or its thread keeps a failed process alive
+            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " + bound.cause().getMessage(),
+                    bound.cause());
+        }
+        frontend.channel = bound.channel();
         return frontend;
     }
 

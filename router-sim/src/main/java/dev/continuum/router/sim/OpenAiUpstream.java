@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -62,7 +63,7 @@ public final class OpenAiUpstream implements AutoCloseable {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(0,
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         byte[] modelList = modelList(models);
-        Channel channel = new ServerBootstrap()
+        ChannelFuture bound = new ServerBootstrap()
                 .group(group)
                 .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -72,8 +73,14 @@ public final class OpenAiUpstream implements AutoCloseable {
                                 new Handler(modelList, chunks, chunkDelayMs));
                     }
                 })
-                .bind(host, port).sync().channel();
-        return new OpenAiUpstream(group, channel);
+                .bind(host, port).await();
+        if (!bound.isSuccess()) {
+            // Without this the event loop's threads would keep a process that cannot listen alive.
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " + bound.cause().getMessage(),
+                    bound.cause());
+        }
+        return new OpenAiUpstream(group, bound.channel());
     }
 
     public InetSocketAddress address() {

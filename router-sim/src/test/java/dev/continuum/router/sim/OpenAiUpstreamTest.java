@@ -1,11 +1,13 @@
 package dev.continuum.router.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +28,27 @@ class OpenAiUpstreamTest {
     @AfterAll
     static void stop() {
         upstream.close();
+    }
+
+    @Test
+    void failsToStartOnATakenPortInsteadOfHanging() throws Exception {
+        int taken = upstream.address().getPort();
+
+        assertThatThrownBy(() -> OpenAiUpstream.start("127.0.0.1", taken, List.of("m1"), 1, 0))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen on 127.0.0.1:" + taken);
+        assertThatThrownBy(() -> DirectFrontend.start("127.0.0.1", taken, List.of(), 1, 0))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen on 127.0.0.1:" + taken);
+        // The command itself exits (non-zero) rather than idling with the failed server's event loop alive.
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), SimMain.class.getName(),
+                "upstream", "--port", Integer.toString(taken))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the command exited").isTrue();
+            assertThat(p.exitValue()).isNotZero();
+        } finally {
+            p.destroyForcibly();
+        }
     }
 
     @Test
