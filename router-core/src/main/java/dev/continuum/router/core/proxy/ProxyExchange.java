@@ -63,7 +63,10 @@ import org.slf4j.LoggerFactory;
  * budget. Once the head is written to the client the exchange is committed: it never retries.
  *
  * <p>Relay and backpressure: each upstream message is written to the client as it arrives and
- * flushed at the end of each upstream read. When the client channel stops being writable, the
+ * flushed at the end of each upstream read. Only the last write of a response carries a promise:
+ * the others use the channel's void promise (a failed write fires {@code exceptionCaught}, and the
+ * client connection closes), which spares a promise, and for a chunked answer a promise combiner,
+ * per relayed chunk. When the client channel stops being writable, the
  * upstream's auto-read is turned off; it is turned back on when the client drains
  * ({@link #clientWritabilityChanged()}), so at most one read's worth plus the client's write
  * buffer is held, whatever the stream's length.
@@ -599,7 +602,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         if (closeClient) {
             h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
-        clientCh.write(head);
+        clientCh.write(head, clientCh.voidPromise());
     }
 
     /** Continuum's routing headers: the routing path always, identities only when the client sent x-backend. */
@@ -746,7 +749,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
             finishRelayed(f);
             return;
         }
-        clientCh.write(c);
+        clientCh.write(c, clientCh.voidPromise());
         if (!clientCh.isWritable()) {
             pauseUpstream();
         }
