@@ -15,7 +15,7 @@
 #   frontend       wrk straight to the simulator's direct-mode Dynamo frontend emulator (pins in headers)
 #   router-dynamo  the router's pinned Dynamo path in front of that emulator (bench/side-router-dynamo.yaml)
 # Knobs (environment): DURATION (8s) per measured run, ROUNDS (3), CONNECTIONS ("1 16 64 256"),
-#   MODES ("buffered streaming"), CHUNKS (16 SSE events + [DONE] per stream), WARMUP (5s per contender
+#   MODES ("buffered streaming"), CHUNKS (16 SSE events + [DONE] per stream), WARMUP (30s per contender
 #   and mode), TTFB_SAMPLES (300 sequential streamed requests per contender), RATE_PHASE (1: the p99
 #   run at half the router's peak rate), THREADS (wrk threads, 1), ROUTER_JAVA_OPTS (the router's JVM
 #   flags, see docs/operations.md), PORTKEY_VERSION (1.15.2), BENCH_PORT_BASE (47000), WRITE_DOCS (0).
@@ -28,7 +28,9 @@ CONNECTIONS=${CONNECTIONS:-"1 16 64 256"}
 CONTENDERS=${CONTENDERS:-"router nginx haproxy portkey frontend router-dynamo"}
 MODES=${MODES:-"buffered streaming"}
 CHUNKS=${CHUNKS:-16}
-WARMUP=${WARMUP:-5s}
+# 30 s: on 2 shared cores the router's JIT needs 20-30 s of load before its CPU per request settles (C2
+# compiled for 40 % of the router's CPU in a streamed run measured after only 8 s; see docs/benchmarks.md).
+WARMUP=${WARMUP:-30s}
 TTFB_SAMPLES=${TTFB_SAMPLES:-300}
 RATE_PHASE=${RATE_PHASE:-1}
 THREADS=${THREADS:-1}
