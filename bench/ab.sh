@@ -33,39 +33,12 @@ for f in "$JAR_A" "$JAR_B" "$SIM_JAR"; do
   [ -f "$f" ] || { echo "bench/ab.sh: $f not found (./mvnw -B -ntp -q -DskipTests package)" >&2; exit 1; }
 done
 command -v wrk >/dev/null || { echo "bench/ab.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
-for port in $BENCH_UPSTREAM_PORT $BENCH_ROUTER_PORT; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "bench/ab.sh: 127.0.0.1:$port is already in use; pick other ports with BENCH_PORT_BASE" >&2
-    exit 1
-  fi
-done
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+require_free_ports bench/ab.sh $BENCH_UPSTREAM_PORT $BENCH_ROUTER_PORT
 
-work=$(mktemp -d -t continuum-ab.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-wait_http() { # url pid
-  local i
-  for i in $(seq 1 300); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != 000 ] && return 0
-    kill -0 "$2" 2>/dev/null || { echo "bench/ab.sh: a process exited; see its log in $work" >&2; exit 1; }
-    sleep 0.2
-  done
-  echo "bench/ab.sh: no answer from $1" >&2
-  exit 1
-}
-
-java -Xms256m -Xmx256m -jar "$SIM_JAR" upstream --port "$BENCH_UPSTREAM_PORT" --chunks "$CHUNKS" >"$work/upstream.log" 2>&1 &
-up=$!
-pids+=("$up")
-wait_http "http://127.0.0.1:$BENCH_UPSTREAM_PORT/v1/models" "$up"
+start upstream java -Xms256m -Xmx256m -jar "$SIM_JAR" upstream --port "$BENCH_UPSTREAM_PORT" --chunks "$CHUNKS"
+wait_http upstream "http://127.0.0.1:$BENCH_UPSTREAM_PORT/v1/models"
 
 url="http://127.0.0.1:$BENCH_ROUTER_PORT/v1/chat/completions"
 export BODY_STREAM=$([ "$MODE" = streaming ] && echo 1 || echo 0)
@@ -75,10 +48,9 @@ hz=$(getconf CLK_TCK)
 run() { # label jar
   local router out u0 s0 u1 s1 requests
   # shellcheck disable=SC2086
-  java $ROUTER_JAVA_OPTS -jar "$2" serve --config bench/config.yaml >"$work/router-$1.log" 2>&1 &
-  router=$!
-  pids+=("$router")
-  wait_http "http://127.0.0.1:$BENCH_ROUTER_PORT/health" "$router"
+  start "router-$1" java $ROUTER_JAVA_OPTS -jar "$2" serve --config bench/config.yaml
+  router=${PID[router-$1]}
+  wait_http "router-$1" "http://127.0.0.1:$BENCH_ROUTER_PORT/health"
   wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" --timeout 10s -s bench/side.lua "$url" >/dev/null
   read -r u0 s0 < <(ticks "$router")
   out=$(wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s bench/side.lua "$url" | grep '^RESULT')

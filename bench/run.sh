@@ -63,42 +63,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-work=$(mktemp -d -t continuum-bench.XXXXXX)
-declare -A PID=()
-all_pids=()
-cleanup() {
-  local p
-  for p in "${all_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-start() { # name command... (stdout and stderr to $work/name.log)
-  local name=$1; shift
-  "$@" >"$work/$name.log" 2>&1 &
-  PID[$name]=$!
-  all_pids+=($!)
-}
-wait_http() { # name url: any HTTP answer counts
-  local i
-  for i in $(seq 1 300); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$2" 2>/dev/null)" != 000 ] && return 0
-    kill -0 "${PID[$1]}" 2>/dev/null || { echo "$1 exited; its log:" >&2; tail -20 "$work/$1.log" >&2; exit 1; }
-    sleep 0.2
-  done
-  echo "$1: no answer from $2; its log:" >&2; tail -20 "$work/$1.log" >&2; exit 1
-}
-
-# Every port must be free: a stray process answering on one would be measured in place of the contender.
-for port in $BENCH_UPSTREAM_PORT $BENCH_FRONTEND_PORT $BENCH_ROUTER_PORT $BENCH_NGINX_PORT $BENCH_HAPROXY_PORT \
-    $BENCH_PORTKEY_PORT $BENCH_ROUTER_DYNAMO_PORT; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "bench/run.sh: 127.0.0.1:$port is already in use; pick other ports with BENCH_PORT_BASE" >&2
-    exit 1
-  fi
-done
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+require_free_ports bench/run.sh $BENCH_UPSTREAM_PORT $BENCH_FRONTEND_PORT $BENCH_ROUTER_PORT $BENCH_NGINX_PORT \
+  $BENCH_HAPROXY_PORT $BENCH_PORTKEY_PORT $BENCH_ROUTER_DYNAMO_PORT
 
 # --- the upstream and the contenders ------------------------------------------------------------------
 start upstream java -Xms256m -Xmx256m -jar "$SIM_JAR" upstream --port "$BENCH_UPSTREAM_PORT" --chunks "$CHUNKS"
