@@ -82,6 +82,9 @@ class DynamoFleetTest {
             assertThat(view.get("enabled").asBoolean()).isTrue();
             assertThat(view.get("workers")).hasSize(1);
             assertThat(view.get("workers").get(0).get("instance_id").asText()).isEqualTo("1a2b3c4d");
+            // The endpoint and the card are two watch events: pinning needs the card's model and role too.
+            assertThat(view.get("workers").get(0).get("model").asText()).isEqualTo(MODEL);
+            assertThat(view.get("workers").get(0).get("role").asText()).isNotEqualTo("unknown");
         });
 
         // A client's own pin is stripped; the router pins the discovered worker, in decimal.
