@@ -169,9 +169,14 @@ class RequestLimitsTest {
 
     @Test
     void aRequestInFlightIsNotIdleAndIdlenessCountsFromTheResponse() throws Exception {
-        // Longer than the 500 ms idle timeout, and ending just before the idle check that the request's
-        // own read armed (at 1,500 ms): only a count restarted by the response keeps the connection open.
-        a.enqueue(Reply.delayed(Duration.ofMillis(1450), Reply.echo()));
+        // Its own router with a 1 s idle timeout, for margins a loaded machine keeps. The answer takes 2.9 s and
+        // ends just before the idle check that the request's own read armed (at 3 s): only a count restarted by
+        // the response keeps the connection open past it.
+        router.close();
+        ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
+        cfg.idleTimeout = Duration.ofSeconds(1);
+        router = RouterHarness.start(cfg.build());
+        a.enqueue(Reply.delayed(Duration.ofMillis(2900), Reply.echo()));
         String body = "{\"model\":\"m\"}";
         String chat = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()
                 + "\r\n\r\n" + body;
@@ -182,8 +187,8 @@ class RequestLimitsTest {
             out.write(chat.getBytes(StandardCharsets.US_ASCII));
             out.flush();
             assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200 OK");
-            // Still open 250 ms after that response: idleness counts from its end.
-            Thread.sleep(250);
+            // Still open 400 ms after that response (past the 3 s check): idleness counts from its end.
+            Thread.sleep(400);
             out.write(chat.getBytes(StandardCharsets.US_ASCII));
             out.flush();
             assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200 OK");
