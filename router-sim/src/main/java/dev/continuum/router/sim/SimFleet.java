@@ -81,52 +81,97 @@ public final class SimFleet implements AutoCloseable {
         }
 
         public Options withWorkers(int prefill, int decode) {
-            return new Options(root, namespace, model, prefill, decode, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    pools, store, slots);
+            return with(c -> {
+                c.prefillWorkers = prefill;
+                c.decodeWorkers = decode;
+            });
         }
 
         public Options withHeartbeat(Duration every) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, every, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    pools, store, slots);
+            return with(c -> c.heartbeat = every);
         }
 
         public Options withFrontend(String host, int port, int chunks, long chunkDelayMs) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, host, port, chunks, chunkDelayMs, pools, store,
-                    slots);
+            return with(c -> {
+                c.frontendHost = host;
+                c.frontendPort = port;
+                c.chunks = chunks;
+                c.chunkDelayMs = chunkDelayMs;
+            });
         }
 
         /** Exactly these pools instead of the single-model topology. */
         public Options withPools(List<Pool> list) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    list, store, slots);
+            return with(c -> c.pools = list);
         }
 
         public Options withStore(Store where) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    pools, where, slots);
+            return with(c -> c.store = where);
         }
 
         public Options withSlots(int perRank) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    pools, store, perRank);
+            return with(c -> c.slots = perRank);
         }
 
         public Options withKvCache(long totalBlocks, int blockSize) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalBlocks, blockSize,
-                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    pools, store, slots);
+            return with(c -> {
+                c.totalKvBlocks = totalBlocks;
+                c.kvCacheBlockSize = blockSize;
+            });
         }
 
         public Options withPublishInterval(Duration every) {
-            return new Options(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
-                    maxNumBatchedTokens, heartbeat, every, frontendHost, frontendPort, chunks, chunkDelayMs, pools,
-                    store, slots);
+            return with(c -> c.publishInterval = every);
+        }
+
+        /** A copy with {@code change} applied; the canonical constructor checks the result. */
+        private Options with(java.util.function.Consumer<Copy> change) {
+            Copy c = new Copy(this);
+            change.accept(c);
+            return new Options(c.root, c.namespace, c.model, c.prefillWorkers, c.decodeWorkers, c.totalKvBlocks,
+                    c.kvCacheBlockSize, c.maxNumBatchedTokens, c.heartbeat, c.publishInterval, c.frontendHost,
+                    c.frontendPort, c.chunks, c.chunkDelayMs, c.pools, c.store, c.slots);
+        }
+
+        /** The fields of an {@link Options} being copied, so that each {@code with...} names only what it changes. */
+        private static final class Copy {
+            @Nullable Path root;
+            String namespace;
+            String model;
+            int prefillWorkers;
+            int decodeWorkers;
+            long totalKvBlocks;
+            int kvCacheBlockSize;
+            long maxNumBatchedTokens;
+            Duration heartbeat;
+            Duration publishInterval;
+            String frontendHost;
+            int frontendPort;
+            int chunks;
+            long chunkDelayMs;
+            List<Pool> pools;
+            Store store;
+            int slots;
+
+            Copy(Options o) {
+                root = o.root;
+                namespace = o.namespace;
+                model = o.model;
+                prefillWorkers = o.prefillWorkers;
+                decodeWorkers = o.decodeWorkers;
+                totalKvBlocks = o.totalKvBlocks;
+                kvCacheBlockSize = o.kvCacheBlockSize;
+                maxNumBatchedTokens = o.maxNumBatchedTokens;
+                heartbeat = o.heartbeat;
+                publishInterval = o.publishInterval;
+                frontendHost = o.frontendHost;
+                frontendPort = o.frontendPort;
+                chunks = o.chunks;
+                chunkDelayMs = o.chunkDelayMs;
+                pools = o.pools;
+                store = o.store;
+                slots = o.slots;
+            }
         }
 
         /** The pools to run: {@link #pools} or, without them, the single-model topology. */

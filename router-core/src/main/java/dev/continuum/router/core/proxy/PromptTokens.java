@@ -11,21 +11,7 @@ public final class PromptTokens {
     private PromptTokens() {
     }
 
-    public static long estimate(CharSequence text) {
-        long chars = text.length();
-        long words = 0;
-        boolean inWord = false;
-        for (int i = 0; i < text.length(); i++) {
-            boolean space = Character.isWhitespace(text.charAt(i));
-            if (!space && !inWord) {
-                words++;
-            }
-            inWord = !space;
-        }
-        return Math.max((chars + 3) / 4, words);
-    }
-
-    /** {@link #estimate(CharSequence)} over {@code length} chars of {@code text} from {@code offset}, copying nothing. */
+    /** The estimate for {@code length} chars of {@code text} from {@code offset} (a parser's own buffer: nothing is copied). */
     public static long estimate(char[] text, int offset, int length) {
         long words = 0;
         boolean inWord = false;

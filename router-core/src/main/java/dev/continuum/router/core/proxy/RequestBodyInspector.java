@@ -33,10 +33,6 @@ final class RequestBodyInspector {
     private RequestBodyInspector() {
     }
 
-    static ParsedRequest inspect(ByteBuf body) throws InvalidBody {
-        return inspect(body, true);
-    }
-
     /** @param estimatePrompt whether to walk {@code messages}/{@code prompt} for the token estimate (else 0) */
     static ParsedRequest inspect(ByteBuf body, boolean estimatePrompt) throws InvalidBody {
         if (!body.isReadable()) {

@@ -14,7 +14,7 @@ class RequestBodyInspectorTest {
     private static ParsedRequest inspect(String json) throws Exception {
         ByteBuf buf = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
         try {
-            ParsedRequest p = RequestBodyInspector.inspect(buf);
+            ParsedRequest p = RequestBodyInspector.inspect(buf, true);
             assertThat(buf.readerIndex()).isZero();
             return p;
         } finally {
@@ -65,7 +65,7 @@ class RequestBodyInspectorTest {
         c.addComponent(true, Unpooled.directBuffer().writeBytes("{\"mod".getBytes(StandardCharsets.UTF_8)));
         c.addComponent(true, Unpooled.directBuffer().writeBytes("el\":\"m\",\"stream\":false}".getBytes(StandardCharsets.UTF_8)));
         try {
-            assertThat(RequestBodyInspector.inspect(c)).isEqualTo(new ParsedRequest("m", false));
+            assertThat(RequestBodyInspector.inspect(c, true)).isEqualTo(new ParsedRequest("m", false));
             assertThat(c.readerIndex()).isZero();
         } finally {
             c.release();
