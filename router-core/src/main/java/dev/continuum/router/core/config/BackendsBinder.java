@@ -153,24 +153,7 @@ final class BackendsBinder {
     }
 
     private static void invalidUrl(ConfigNode node, String text, String expectation) {
-        node.error(Problems.render(maskUserInfo(text)) + " (expected: " + expectation + ")");
-    }
-
-    /** {@code http://user:pw@host} shown as {@code http://****@host}: a URL may carry a password. */
-    static String maskUserInfo(String url) {
-        int scheme = url.indexOf("://");
-        int at = url.indexOf('@');
-        if (scheme < 0 || at < 0) {
-            return url;
-        }
-        int end = url.length();
-        for (char c : new char[] {'/', '?', '#'}) {
-            int i = url.indexOf(c, scheme + 3);
-            if (i >= 0) {
-                end = Math.min(end, i);
-            }
-        }
-        return at < end ? url.substring(0, scheme + 3) + "****" + url.substring(at) : url;
+        node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: " + expectation + ")");
     }
 
     private static @Nullable BackendRole role(String text) {

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -27,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * Watches the DIRECTORIES of the config file and of {@code api_keys_file}, not the files: editors save
  * by writing a temporary file and renaming it over the old one, and Kubernetes swaps a ConfigMap by
  * renaming the {@code ..data} symlink, and a watch on the old file's inode would see neither.
- * Events for the watched names (or {@code ..data}) start a quiet period of {@code debounce}; each new
- * event restarts it, and when it ends one reload runs. So a burst of writes gives one reload, and a
- * half-written file is not read while the writer is still busy. One daemon thread, stopped by close().
+ * Each batch of events for the watched names (or {@code ..data}) calls {@code onChange}, which must
+ * not block: deciding when the files are complete is the {@link ReloadDebouncer}'s job. One daemon
+ * thread, stopped by close().
  */
 final class ConfigFileWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConfigFileWatcher.class);
@@ -38,7 +37,6 @@ final class ConfigFileWatcher implements AutoCloseable {
 
     private final WatchService service;
     private final Supplier<Set<Path>> files;
-    private final long debounceNanos;
     private final Runnable onChange;
     private final Map<WatchKey, Path> dirsByKey = new HashMap<>();
     private final Map<Path, WatchKey> keysByDir = new HashMap<>();
@@ -46,10 +44,9 @@ final class ConfigFileWatcher implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    ConfigFileWatcher(Supplier<Set<Path>> files, Duration debounce, Runnable onChange) throws IOException {
+    ConfigFileWatcher(Supplier<Set<Path>> files, Runnable onChange) throws IOException {
         this.service = FileSystems.getDefault().newWatchService();
         this.files = files;
-        this.debounceNanos = debounce.toNanos();
         this.onChange = onChange;
         register();
         this.thread = new Thread(this::run, "continuum-config-watcher");
@@ -60,8 +57,11 @@ final class ConfigFileWatcher implements AutoCloseable {
         thread.start();
     }
 
-    /** (Re)registers the directories of the current files; called again after each reload. */
-    private void register() {
+    /**
+     * (Re)registers the directories of the current files: after each event batch (a symlink may now
+     * point elsewhere) and, from the reload thread, after each reload ({@code api_keys_file} may have moved).
+     */
+    synchronized void register() {
         Map<Path, Set<String>> wanted = new HashMap<>();
         for (Path file : files.get()) {
             addFile(wanted, file.toAbsolutePath().normalize());
@@ -101,37 +101,21 @@ final class ConfigFileWatcher implements AutoCloseable {
     }
 
     private void run() {
-        long deadline = 0;
-        boolean pending = false;
         try {
             while (!closed) {
-                WatchKey key;
-                if (pending) {
-                    long wait = deadline - System.nanoTime();
-                    key = wait > 0 ? service.poll(wait, TimeUnit.NANOSECONDS) : null;
-                } else {
-                    key = service.take();
-                }
-                if (key != null) {
-                    if (relevant(key)) {
-                        pending = true;
-                        deadline = System.nanoTime() + debounceNanos;
-                    }
+                WatchKey key = service.take();
+                boolean relevant;
+                synchronized (this) {
+                    relevant = relevant(key);
                     if (!key.reset()) {
                         Path dir = dirsByKey.remove(key);
                         if (dir != null) {
                             keysByDir.remove(dir);
                         }
                     }
-                    continue;
                 }
-                if (pending && System.nanoTime() - deadline >= 0) {
-                    pending = false;
-                    try {
-                        onChange.run();
-                    } catch (RuntimeException e) {
-                        log.error("config reload after a file change failed", e);
-                    }
+                if (relevant) {
+                    onChange.run();
                     register();
                 }
             }

@@ -3,10 +3,10 @@ package dev.continuum.router.core.config;
 import dev.continuum.router.core.config.internal.TreeContext;
 import dev.continuum.router.core.config.internal.TreeNode;
 import dev.continuum.router.core.config.internal.YamlTrees;
-import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -68,7 +68,15 @@ public final class ConfigLoader {
 
     /** Loads {@code file} (with the environment and command-line overrides still applied). */
     public LoadResult load(Path file) {
-        Path absolute = searchPath.workingDirectory().resolve(file).toAbsolutePath().normalize();
+        return load(file, FileRead.of(absolute(file)));
+    }
+
+    /**
+     * Loads {@code file} from bytes already read: a reload validates exactly the bytes it saw twice,
+     * not a third read that a writer may have changed again.
+     */
+    LoadResult load(Path file, FileRead read) {
+        Path absolute = absolute(file);
         String name = String.valueOf(absolute.getFileName()).toLowerCase(Locale.ROOT);
         if (name.endsWith(".toml")) {
             return failed(absolute, Problems.render(file.toString())
@@ -76,15 +84,33 @@ public final class ConfigLoader {
         }
         String text;
         try {
-            text = Files.readString(absolute, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            return failed(absolute, Problems.render(file.toString()) + " (expected: a readable config file; not found)");
-        } catch (IOException e) {
+            text = text(read);
+        } catch (CharacterCodingException e) {
             return failed(absolute, Problems.render(file.toString()) + " (expected: a readable config file; "
                     + e.getClass().getSimpleName() + ")");
         }
+        if (text == null) {
+            return failed(absolute, Problems.render(file.toString()) + " (expected: a readable config file; "
+                    + read.failure() + ")");
+        }
         Path dir = absolute.getParent() == null ? searchPath.workingDirectory() : absolute.getParent();
         return loadDocument(text, absolute, dir, List.of(), String.valueOf(absolute.getFileName()));
+    }
+
+    /** The bytes as UTF-8, strictly (a stray byte is an error, not a replacement character); null when unread. */
+    static @Nullable String text(FileRead read) throws CharacterCodingException {
+        if (!read.ok()) {
+            return null;
+        }
+        return StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT)
+                .decode(ByteBuffer.wrap(read.bytes()))
+                .toString();
+    }
+
+    private Path absolute(Path file) {
+        return searchPath.workingDirectory().resolve(file).toAbsolutePath().normalize();
     }
 
     /**

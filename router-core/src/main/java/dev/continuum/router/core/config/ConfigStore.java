@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +64,8 @@ public final class ConfigStore implements AutoCloseable {
     private final Clock clock;
     private final Object watcherLock = new Object();
     private @Nullable ConfigFileWatcher watcher;
+    private final @Nullable TaskScheduler scheduler;
+    private @Nullable SingleThreadTaskScheduler ownScheduler;
     private boolean closed;
 
     private ConfigStore(Builder b, LoadResult startup) {
@@ -72,6 +75,7 @@ public final class ConfigStore implements AutoCloseable {
         this.current = new AtomicReference<>(startup.orThrow());
         this.debounce = b.debounce;
         this.clock = b.clock;
+        this.scheduler = b.scheduler;
         for (ReloadResult.Outcome o : ReloadResult.Outcome.values()) {
             reloads.put(o, Counter.builder(RELOADS_METER)
                     .description("Config reload attempts by result")
@@ -108,18 +112,54 @@ public final class ConfigStore implements AutoCloseable {
         return () -> listeners.remove(listener);
     }
 
-    /** Re-reads and applies the config; never throws for a bad file (that is a {@code failure} result). */
+    /**
+     * Re-reads and applies the config; never throws for a bad file (that is a {@code failure} result).
+     * The file is read twice and must give the same bytes both times: a caller (SIGHUP, the admin
+     * API) says the file is complete, and a writer still at work shows up as a difference.
+     */
     public ReloadResult reload(String trigger) {
+        if (file == null) {
+            return reload(trigger, null);
+        }
+        FileRead first = FileRead.of(file);
+        FileRead second = FileRead.of(file);
+        if (!first.equals(second)) {
+            return refuse(trigger, "the same bytes on two reads; the file changed while it was read,"
+                    + " reload again once the writer is done");
+        }
+        return reload(trigger, second);
+    }
+
+    /** Applies {@code read} (of {@link #file()}; null: read it now), or the defaults when the store has no file. */
+    private ReloadResult reload(String trigger, @Nullable FileRead read) {
         reloadLock.lock();
         try {
-            return reloadLocked(trigger);
+            return reloadLocked(trigger, read);
         } finally {
             reloadLock.unlock();
         }
     }
 
-    private ReloadResult reloadLocked(String trigger) {
-        LoadResult loaded = file != null ? loader.load(file) : loader.load();
+    /** Refuses the file before validating it; {@code expectation} is the message's {@code expected:} part. */
+    private ReloadResult refuse(String trigger, String expectation) {
+        Problem error = new Problem(Problem.Severity.ERROR, "",
+                Problems.render(String.valueOf(file)) + " (expected: " + expectation + ")");
+        log.error("config reload ({}) refused; keeping the running config:\n  error: {}", trigger, error);
+        return finish(ReloadResult.Outcome.FAILURE, trigger, List.of(error), List.of(), ReloadPlan.empty());
+    }
+
+    private ReloadResult reloadLocked(String trigger, @Nullable FileRead read) {
+        LoadResult loaded;
+        if (file == null) {
+            loaded = loader.load();
+        } else {
+            FileRead bytes = read != null ? read : FileRead.of(file);
+            if (isEmptyDocument(bytes)) {
+                return refuse(trigger, "a config document; the file is empty, and an empty file is never"
+                        + " applied on reload (it is what a file caught between a truncate and a write looks like)");
+            }
+            loaded = loader.load(file, bytes);
+        }
         if (!loaded.ok()) {
             List<String> lines = loaded.report();
             log.error("config reload ({}) refused; keeping the running config:\n  {}", trigger,
@@ -134,8 +174,9 @@ public final class ConfigStore implements AutoCloseable {
             warnings.add(new Problem(Problem.Severity.WARNING, c.section(),
                     "changed; restart the process to apply it (the running value stays until then)"));
         }
-        warnings.forEach(w -> log.warn("config reload ({}): {}", trigger, w));
         RouterConfig effective = ReloadPlanner.effective(running, candidate);
+        warnings.addAll(RelaxingChangeDetector.detect(running, effective));
+        warnings.forEach(w -> log.warn("config reload ({}): {}", trigger, w));
         if (effective.equals(running)) {
             return finish(ReloadResult.Outcome.UNCHANGED, trigger, List.of(), warnings, plan);
         }
@@ -153,6 +194,15 @@ public final class ConfigStore implements AutoCloseable {
         return result;
     }
 
+    private static boolean isEmptyDocument(FileRead read) {
+        try {
+            String text = ConfigLoader.text(read);
+            return text != null && EmptyDocument.isEmpty(text);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return false; // not empty: the loader reports the encoding error
+        }
+    }
+
     private ReloadResult finish(ReloadResult.Outcome outcome, String trigger, List<Problem> errors,
                                 List<Problem> warnings, ReloadPlan plan) {
         reloads.get(outcome).increment();
@@ -161,8 +211,9 @@ public final class ConfigStore implements AutoCloseable {
 
     /**
      * Starts watching the config file and {@code api_keys_file} (their directories), reloading with
-     * trigger {@code file-watch} after a quiet period of the debounce. Idempotent; does nothing when
-     * the store has no file.
+     * trigger {@code file-watch} once the files are complete: quiet for the debounce, then the same
+     * bytes on two reads one debounce apart (see {@link ReloadDebouncer}). Idempotent; does nothing
+     * when the store has no file.
      */
     public ConfigStore startWatching() {
         synchronized (watcherLock) {
@@ -172,14 +223,43 @@ public final class ConfigStore implements AutoCloseable {
             if (watcher != null || file == null) {
                 return this;
             }
+            TaskScheduler tasks = scheduler;
+            if (tasks == null) {
+                SingleThreadTaskScheduler own = new SingleThreadTaskScheduler("continuum-config-reload");
+                own.start().join();
+                ownScheduler = own;
+                tasks = own;
+            }
+            ReloadDebouncer<Map<Path, FileRead>> debouncer = new ReloadDebouncer<>(tasks, debounce,
+                    this::readWatchedFiles, this::applyWatched);
             try {
-                watcher = new ConfigFileWatcher(this::watchedFiles, debounce, () -> reload("file-watch"));
+                watcher = new ConfigFileWatcher(this::watchedFiles, debouncer::changed);
             } catch (IOException e) {
+                stopOwnScheduler();
                 throw new UncheckedIOException("cannot watch " + file, e);
             }
             watcher.start();
             return this;
         }
+    }
+
+    private void applyWatched(Map<Path, FileRead> snapshot) {
+        reload("file-watch", snapshot.get(file));
+        ConfigFileWatcher w;
+        synchronized (watcherLock) {
+            w = watcher;
+        }
+        if (w != null) {
+            w.register(); // api_keys_file may have moved
+        }
+    }
+
+    private Map<Path, FileRead> readWatchedFiles() {
+        Map<Path, FileRead> snapshot = new LinkedHashMap<>();
+        for (Path f : watchedFiles()) {
+            snapshot.put(f, FileRead.of(f));
+        }
+        return snapshot;
     }
 
     private Set<Path> watchedFiles() {
@@ -194,7 +274,7 @@ public final class ConfigStore implements AutoCloseable {
         return files;
     }
 
-    /** Stops the watcher thread (if any). Idempotent. */
+    /** Stops the watcher thread and the reload scheduler (if any). Idempotent. */
     @Override
     public void close() {
         ConfigFileWatcher w;
@@ -206,6 +286,18 @@ public final class ConfigStore implements AutoCloseable {
         if (w != null) {
             w.close();
         }
+        stopOwnScheduler();
+    }
+
+    private void stopOwnScheduler() {
+        SingleThreadTaskScheduler own;
+        synchronized (watcherLock) {
+            own = ownScheduler;
+            ownScheduler = null;
+        }
+        if (own != null) {
+            own.stop().join();
+        }
     }
 
     public static final class Builder {
@@ -214,6 +306,7 @@ public final class ConfigStore implements AutoCloseable {
         private Duration debounce = DEFAULT_DEBOUNCE;
         private Clock clock = Clock.systemUTC();
         private @Nullable LoadResult initial;
+        private @Nullable TaskScheduler scheduler;
 
         private Builder(ConfigLoader loader) {
             this.loader = loader;
@@ -225,7 +318,10 @@ public final class ConfigStore implements AutoCloseable {
             return this;
         }
 
-        /** The quiet period after a file event before reloading (default 500ms). */
+        /**
+         * The quiet period after a file event before the first read, and again between the two reads
+         * that must agree (default 500ms, so a file change applies about a second later).
+         */
         public Builder debounce(Duration debounce) {
             if (debounce.isNegative()) {
                 throw new IllegalArgumentException("debounce: " + debounce + " (expected: >= 0)");
@@ -236,6 +332,12 @@ public final class ConfigStore implements AutoCloseable {
 
         public Builder clock(Clock clock) {
             this.clock = clock;
+            return this;
+        }
+
+        /** Runs the file-watch debounce on this scheduler instead of the store's own thread (tests drive time). */
+        Builder reloadScheduler(TaskScheduler scheduler) {
+            this.scheduler = scheduler;
             return this;
         }
 

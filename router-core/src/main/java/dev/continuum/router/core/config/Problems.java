@@ -46,4 +46,23 @@ public final class Problems {
         }
         return String.valueOf(value);
     }
+
+    /**
+     * A URL as a message may show it: {@code http://user:pw@host} becomes {@code http://****@host}, and
+     * a bare {@code user:pw@host:port} becomes {@code ****@host:port}, because a URL may carry a password.
+     * Only the authority is looked at; an {@code @} in a path, query or fragment stays.
+     */
+    public static String maskUserInfo(String url) {
+        int scheme = url.indexOf("://");
+        int start = scheme < 0 ? 0 : scheme + 3;
+        int end = url.length();
+        for (char c : new char[] {'/', '?', '#'}) {
+            int i = url.indexOf(c, start);
+            if (i >= 0) {
+                end = Math.min(end, i);
+            }
+        }
+        int at = url.lastIndexOf('@', end - 1);
+        return at >= start ? url.substring(0, start) + "****" + url.substring(at) : url;
+    }
 }

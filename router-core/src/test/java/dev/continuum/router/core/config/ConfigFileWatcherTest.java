@@ -112,6 +112,24 @@ class ConfigFileWatcherTest {
     }
 
     @Test
+    void neverAppliesAFileTruncatedToZeroBytes() throws IOException {
+        Path file = dir.resolve("config.yaml");
+        Files.writeString(file, config(1) + "api_keys: {mode: blocking, api_keys: [{key: k1, id: one}]}\n");
+        watch(file);
+
+        Files.write(file, new byte[0]);
+
+        await().atMost(10, TimeUnit.SECONDS).until(() -> reloads("failure") == 1);
+        assertThat(reloads("success")).isZero();
+        assertThat(weight()).isEqualTo(1);
+        assertThat(store.current().apiKeys().mode()).isEqualTo(ApiKeysConfig.Mode.BLOCKING);
+
+        // The writer finishes: the complete file is applied through the same watcher.
+        Files.writeString(file, config(2) + "api_keys: {mode: blocking, api_keys: [{key: k1, id: one}]}\n");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> weight() == 2);
+    }
+
+    @Test
     void ignoresOtherFilesInTheDirectory() throws IOException {
         Path file = dir.resolve("config.yaml");
         Files.writeString(file, config(1));

@@ -246,7 +246,8 @@ public final class DiscoverySection implements DynamoSection<DiscoveryConfig> {
             }
             EtcdEndpoints.Result result = EtcdEndpoints.parse(text);
             if (result instanceof EtcdEndpoints.Invalid invalid) {
-                element.invalid(invalid.expectation());
+                // Shown through the backend-URL masker: a user:password@ must not reach a log line.
+                element.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: " + invalid.expectation() + ")");
             } else {
                 EtcdEndpoints.Valid valid = (EtcdEndpoints.Valid) result;
                 endpoints.add(valid.url());

@@ -93,9 +93,6 @@ class DiscoverySectionTest {
 
     @ParameterizedTest(name = "{0}: {1}")
     @CsvSource(delimiter = '|', value = {
-            "user@h:2379 | no credentials in the URL",
-            "http://user:pass@h:2379 | no credentials in the URL",
-            "https://user@h:2379 | no credentials in the URL",
             "http://h:2379/ | no path in the URL",
             "http://h:2379/v3/kv | no path in the URL",
             "http://h:2379? | no query string in the URL",
@@ -119,6 +116,21 @@ class DiscoverySectionTest {
         LoadResult result = load("etcd: {endpoints: [\"http://ok:2379\", \"" + endpoint + "\"]}");
         assertThat(lines(result.errors())).containsExactly("dynamo.discovery.etcd.endpoints[1]: \"" + endpoint
                 + "\" (expected: " + expectation + ")");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "user:s3cret@h:2379 | ****@h:2379 | no credentials in the URL",
+            "http://user:s3cret@h:2379 | http://****@h:2379 | no credentials in the URL",
+            "https://s3cret@h:2379 | https://****@h:2379 | no credentials in the URL",
+            "http://user:s3cret@h:2379/v3 | http://****@h:2379/v3 | no credentials in the URL",
+            "grpc://user:s3cret@h:2379 | grpc://****@h:2379 | an http:// or https:// URL",
+            "user:s3cret@h h:2379 | ****@h h:2379 | an http(s)://host:port URL or host:port, without spaces"})
+    void credentialsInAnEndpointAreMaskedInTheError(String endpoint, String shown, String expectation) {
+        LoadResult result = load("etcd: {endpoints: [\"http://ok:2379\", \"" + endpoint + "\"]}");
+        assertThat(lines(result.errors())).containsExactly("dynamo.discovery.etcd.endpoints[1]: \"" + shown
+                + "\" (expected: " + expectation + ")");
+        assertThat(String.join("\n", result.report())).doesNotContain("s3cret");
     }
 
     @Test
