@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -27,11 +28,14 @@ import org.slf4j.LoggerFactory;
  * a plain read of an atomic reference (no lock). Reloads are serialized: each re-reads the file the
  * store started from, validates it completely, and then
  * <ul>
+ *   <li>refuses an empty document (nothing but whitespace and comments) outright: it is what a file
+ *       looks like between a truncate and a write, and applying it would drop every backend;</li>
  *   <li>refuses it when there is any error: every error is logged, the running config stays, the
  *       result is {@code failure};</li>
  *   <li>does nothing when nothing changed ({@code unchanged}), including when only restart-only
  *       fields changed;</li>
- *   <li>otherwise swaps it in and notifies the listeners ({@code success}).</li>
+ *   <li>otherwise swaps it in and notifies the listeners ({@code success}), with a WARN for each
+ *       change that opens the router up or empties it ({@code RelaxingChangeDetector}).</li>
  * </ul>
  * <b>Effective-config rule:</b> fields whose {@link ReloadClass} is {@code PROCESS_RESTART}
  * ({@code server.bind_address}, {@code server.socket_mode}, {@code server.workers}) keep their running
@@ -156,7 +160,7 @@ public final class ConfigStore implements AutoCloseable {
             FileRead bytes = read != null ? read : FileRead.of(file);
             if (isEmptyDocument(bytes)) {
                 return refuse(trigger, "a config document; the file is empty, and an empty file is never"
-                        + " applied on reload (it is what a file caught between a truncate and a write looks like)");
+                        + " applied on reload, since that is what a file caught between a truncate and a write looks like");
             }
             loaded = loader.load(file, bytes);
         }
@@ -198,7 +202,7 @@ public final class ConfigStore implements AutoCloseable {
         try {
             String text = ConfigLoader.text(read);
             return text != null && EmptyDocument.isEmpty(text);
-        } catch (java.nio.charset.CharacterCodingException e) {
+        } catch (CharacterCodingException e) {
             return false; // not empty: the loader reports the encoding error
         }
     }

@@ -151,5 +151,7 @@ class ConfigFileWatcherTest {
 
         await().during(DEBOUNCE.multipliedBy(3)).atMost(DEBOUNCE.multipliedBy(5)).until(() -> weight() == 1);
         assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().equals("continuum-config-watcher"));
+        await().atMost(10, TimeUnit.SECONDS).until(() -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().equals("continuum-config-reload") && t.isAlive()));
     }
 }
