@@ -11,11 +11,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -67,9 +67,8 @@ public final class ConfigStore implements AutoCloseable {
     private final Duration debounce;
     private final Clock clock;
     private final Object watcherLock = new Object();
-    private @Nullable ConfigFileWatcher watcher;
+    private @Nullable FileWatchReloader watcher;
     private final @Nullable TaskScheduler scheduler;
-    private @Nullable SingleThreadTaskScheduler ownScheduler;
     private boolean closed;
 
     private ConfigStore(Builder b, LoadResult startup) {
@@ -227,43 +226,19 @@ public final class ConfigStore implements AutoCloseable {
             if (watcher != null || file == null) {
                 return this;
             }
-            TaskScheduler tasks = scheduler;
-            if (tasks == null) {
-                SingleThreadTaskScheduler own = new SingleThreadTaskScheduler("continuum-config-reload");
-                own.start().join();
-                ownScheduler = own;
-                tasks = own;
-            }
-            ReloadDebouncer<Map<Path, FileRead>> debouncer = new ReloadDebouncer<>(tasks, debounce,
-                    this::readWatchedFiles, this::applyWatched);
+            FileWatchReloader w = new FileWatchReloader(this::watchedFiles, debounce, scheduler,
+                    snapshot -> reload("file-watch", snapshot.get(file)));
             try {
-                watcher = new ConfigFileWatcher(this::watchedFiles, debouncer::changed);
-            } catch (IOException e) {
-                stopOwnScheduler();
-                throw new UncheckedIOException("cannot watch " + file, e);
+                w.start().join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof IOException io) {
+                    throw new UncheckedIOException("cannot watch " + file, io);
+                }
+                throw new IllegalStateException("cannot watch " + file, e.getCause());
             }
-            watcher.start();
+            watcher = w;
             return this;
         }
-    }
-
-    private void applyWatched(Map<Path, FileRead> snapshot) {
-        reload("file-watch", snapshot.get(file));
-        ConfigFileWatcher w;
-        synchronized (watcherLock) {
-            w = watcher;
-        }
-        if (w != null) {
-            w.register(); // api_keys_file may have moved
-        }
-    }
-
-    private Map<Path, FileRead> readWatchedFiles() {
-        Map<Path, FileRead> snapshot = new LinkedHashMap<>();
-        for (Path f : watchedFiles()) {
-            snapshot.put(f, FileRead.of(f));
-        }
-        return snapshot;
     }
 
     private Set<Path> watchedFiles() {
@@ -281,26 +256,14 @@ public final class ConfigStore implements AutoCloseable {
     /** Stops the watcher thread and the reload scheduler (if any). Idempotent. */
     @Override
     public void close() {
-        ConfigFileWatcher w;
+        FileWatchReloader w;
         synchronized (watcherLock) {
             closed = true;
             w = watcher;
             watcher = null;
         }
         if (w != null) {
-            w.close();
-        }
-        stopOwnScheduler();
-    }
-
-    private void stopOwnScheduler() {
-        SingleThreadTaskScheduler own;
-        synchronized (watcherLock) {
-            own = ownScheduler;
-            ownScheduler = null;
-        }
-        if (own != null) {
-            own.stop().join();
+            w.stop().join();
         }
     }
 
