@@ -68,8 +68,8 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         return h;
     }
 
-    private static HeaderReadTimeoutHandler addHeaderReadTimeout(ChannelPipeline p, ServerConfig config) {
-        HeaderReadTimeoutHandler h = new HeaderReadTimeoutHandler(config.headerReadTimeout().toNanos());
+    private HeaderReadTimeoutHandler addHeaderReadTimeout(ChannelPipeline p, ServerConfig config) {
+        HeaderReadTimeoutHandler h = new HeaderReadTimeoutHandler(config.headerReadTimeout().toNanos(), server.nanoClock);
         p.addLast("header-timeout", h);
         return h;
     }

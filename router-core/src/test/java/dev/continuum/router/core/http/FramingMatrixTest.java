@@ -109,8 +109,6 @@ class FramingMatrixTest {
                         400),
                 new Refused("tab before the colon", CHAT + "Host: x\r\nTransfer-Encoding\t: chunked\r\n\r\n" + chunked,
                         400),
-                new Refused("transfer-encoding folded onto the previous line", CHAT + "Host: x\r\nX-Note: a\r\n"
-                        + " Transfer-Encoding: chunked\r\n\r\n" + chunked, 400),
                 new Refused("negative chunk size", CHAT + "Host: x\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n"
                         + "0\r\n\r\n", 400),
                 new Refused("chunk size overflow", CHAT + "Host: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -184,6 +182,23 @@ class FramingMatrixTest {
             assertThat(got.get(0).hasHeader("transfer-encoding")).isFalse();
         }
         assertThat(ex.closed()).isTrue();
+    }
+
+    /**
+     * A folded line belongs to the header before it (RFC 9112 section 5.2 lets a server unfold instead of
+     * refusing, and requires the same of any proxy in front, so none may read the fold as a header of its
+     * own). Netty unfolds: the request has no body, is answered on its own, and the bytes after its head
+     * are read as the next request, which here is malformed and refused. The upstream sees neither.
+     */
+    @org.junit.jupiter.api.Test
+    void readsAFoldedTransferEncodingAsPartOfThePreviousHeader() throws IOException {
+        String chunkedSmuggle = Integer.toHexString(SMUGGLED.length()) + "\r\n" + SMUGGLED + "\r\n0\r\n\r\n";
+        Exchange ex = send(CHAT + "Host: x\r\nX-Note: a\r\n Transfer-Encoding: chunked\r\n\r\n" + chunkedSmuggle);
+
+        assertThat(ex.statuses()).as(ex.response()).containsExactly(400, 400);
+        assertThat(ex.response()).contains("invalid_request_error");
+        assertThat(ex.closed()).isTrue();
+        assertThat(upstream.completionRequests()).isEmpty();
     }
 
     record Exchange(String response, List<Integer> statuses, boolean closed) {
