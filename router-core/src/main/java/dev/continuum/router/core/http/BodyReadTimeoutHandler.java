@@ -57,7 +57,8 @@ final class BodyReadTimeoutHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && inBody && !discarding) {
+        // Reading paused by the router (a pipelined request waits its turn) is not a stalled client.
+        if (evt instanceof IdleStateEvent && inBody && !discarding && ctx.channel().config().isAutoRead()) {
             reject(ctx, null); // a body that stopped arriving: answered, not just dropped
             return;
         }
