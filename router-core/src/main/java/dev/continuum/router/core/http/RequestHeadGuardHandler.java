@@ -37,7 +37,7 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
             headTimeout.headReceived();
             DecoderResult r = req.decoderResult();
             if (r.isFailure()) {
-                reject(ctx, msg, statusFor(r.cause()));
+                reject(ctx, msg, rejectionFor(r.cause()));
                 return;
             }
             Rejection framing = RequestFraming.check(req);
@@ -63,7 +63,7 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
         ctx.fireChannelRead(new RejectedRequest(reason, method));
     }
 
-    static Rejection statusFor(Throwable cause) {
+    static Rejection rejectionFor(Throwable cause) {
         if (cause instanceof TooLongHttpLineException) {
             return Rejection.URI_TOO_LONG;
         }

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.proxy.ProxyOptions;
-import dev.continuum.router.testing.Reply;
+import dev.continuum.router.testing.LogCapture;
 import dev.continuum.router.testing.TestUpstream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -170,5 +170,28 @@ class IngressBoundsTest {
             assertThat(RawHttp.readResponse(two.getInputStream())).startsWith("HTTP/1.1 200 OK");
         }
         assertThat(router.scrape()).contains("continuum_ingress_rejected_total{reason=\"connection_limit\"} 1.0");
+    }
+
+    @Test
+    void countsAnOutOfMemoryConditionLogsItOnceAtWarnAndClosesTheConnection() throws Exception {
+        // A local route that fails the way an exhausted allocator does: the error reaches the request handler.
+        LocalRoute exhausted = req -> {
+            throw new OutOfMemoryError("Direct buffer memory (simulated)");
+        };
+        try (LogCapture logs = LogCapture.of(HttpRequestHandler.class)) {
+            router = RouterHarness.start(config(a).build(), b -> b.routeExact("/exhausted", exhausted));
+            for (int i = 0; i < 2; i++) {
+                try (Socket s = connect()) {
+                    write(s, "GET /exhausted HTTP/1.1\r\nHost: x\r\n\r\n");
+                    assertThat(s.getInputStream().read()).isEqualTo(-1); // closed, and a read timeout fails
+                }
+            }
+
+            await().until(() -> router.scrape().contains("continuum_ingress_out_of_memory_total 2.0"));
+            assertThat(logs.warnings()).filteredOn(m -> m.contains("out of memory")).hasSize(1);
+        }
+        // The router still serves.
+        assertThat(RawHttp.exchange(router.port, "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                10_000)).startsWith("HTTP/1.1 200 OK");
     }
 }
