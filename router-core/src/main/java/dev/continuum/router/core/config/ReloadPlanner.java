@@ -23,7 +23,12 @@ final class ReloadPlanner {
             new Field<>("server.connect_timeout", ServerConfig::connectTimeout, ReloadClass.IMMEDIATE),
             new Field<>("server.header_read_timeout", ServerConfig::headerReadTimeout, ReloadClass.IMMEDIATE),
             new Field<>("server.idle_timeout", ServerConfig::idleTimeout, ReloadClass.IMMEDIATE),
-            new Field<>("server.shutdown_grace_period", ServerConfig::shutdownGracePeriod, ReloadClass.IMMEDIATE));
+            new Field<>("server.shutdown_grace_period", ServerConfig::shutdownGracePeriod, ReloadClass.IMMEDIATE),
+            new Field<>("server.body_read_timeout", ServerConfig::bodyReadTimeout, ReloadClass.IMMEDIATE),
+            new Field<>("server.max_buffered_request_size", s -> Objects.toString(s.maxBufferedRequestSize()),
+                    ReloadClass.IMMEDIATE),
+            new Field<>("server.max_connections", ServerConfig::maxConnections, ReloadClass.IMMEDIATE),
+            new Field<>("server.shutdown_quiet_period", ServerConfig::shutdownQuietPeriod, ReloadClass.IMMEDIATE));
 
     private static final List<Field<RouterConfig>> SECTIONS = List.of(
             new Field<>("backends", RouterConfig::backends, ReloadClass.IMMEDIATE),
@@ -85,7 +90,8 @@ final class ReloadPlanner {
         ServerConfig a = after.server();
         ServerConfig server = new ServerConfig(b.bindAddresses(), b.socketMode(), b.workers(), a.connectionPoolSize(),
                 a.maxRequestBodySize(), a.maxHeaderSize(), a.maxInitialLineLength(), a.requestTimeout(),
-                a.connectTimeout(), a.headerReadTimeout(), a.idleTimeout(), a.shutdownGracePeriod());
+                a.connectTimeout(), a.headerReadTimeout(), a.idleTimeout(), a.shutdownGracePeriod(),
+                a.bodyReadTimeout(), a.maxBufferedRequestSize(), a.maxConnections(), a.shutdownQuietPeriod());
         return after.withServer(server);
     }
 }

@@ -4,6 +4,7 @@ import dev.continuum.router.core.config.internal.IpLiterals;
 import dev.continuum.router.core.config.internal.Units;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,19 +35,48 @@ final class ServerBinder {
         if (socketMode != null && binds.stream().noneMatch(b -> b instanceof BindAddress.Unix)) {
             modeNode.warning("applies only to unix: entries of server.bind_address; ignored");
         }
+        ByteSize maxBody = positiveSize(n.get("max_request_body_size"), d.maxRequestBodySize());
+        Duration grace = n.get("shutdown_grace_period").asDuration(d.shutdownGracePeriod());
         return new ServerConfig(
                 binds,
                 socketMode,
                 n.get("workers").asInt(d.workers(), 0, Integer.MAX_VALUE),
                 n.get("connection_pool_size").asInt(d.connectionPoolSize(), 1, Integer.MAX_VALUE),
-                positiveSize(n.get("max_request_body_size"), d.maxRequestBodySize()),
+                maxBody,
                 positiveSize(n.get("max_header_size"), d.maxHeaderSize()),
                 positiveSize(n.get("max_initial_line_length"), d.maxInitialLineLength()),
                 n.get("request_timeout").asPositiveDuration(d.requestTimeout()),
                 n.get("connect_timeout").asPositiveDuration(d.connectTimeout()),
                 n.get("header_read_timeout").asPositiveDuration(d.headerReadTimeout()),
                 n.get("idle_timeout").asPositiveDuration(d.idleTimeout()),
-                n.get("shutdown_grace_period").asDuration(d.shutdownGracePeriod()));
+                grace,
+                n.get("body_read_timeout").asPositiveDuration(d.bodyReadTimeout()),
+                bufferedRequestSize(n.get("max_buffered_request_size"), maxBody),
+                n.get("max_connections").asInt(d.maxConnections(), 1, Integer.MAX_VALUE),
+                quietPeriod(n.get("shutdown_quiet_period"), grace));
+    }
+
+    /** Absent: derived from the direct-memory limit at start (null). Below one maximal body, no body could fit. */
+    private static @Nullable ByteSize bufferedRequestSize(ConfigNode node, ByteSize maxBody) {
+        if (!node.isPresent()) {
+            return null;
+        }
+        ByteSize size = node.asByteSize(maxBody);
+        if (size.bytes() < maxBody.bytes()) {
+            node.invalid("at least server.max_request_body_size (" + maxBody + ")");
+            return null;
+        }
+        return size;
+    }
+
+    private static Duration quietPeriod(ConfigNode node, Duration grace) {
+        Duration fallback = ServerConfig.defaultQuietPeriod(grace);
+        Duration quiet = node.asDuration(fallback);
+        if (quiet.compareTo(grace) > 0) {
+            node.invalid("at most server.shutdown_grace_period (" + grace.toSeconds() + "s): the quiet period is part of it");
+            return fallback;
+        }
+        return quiet;
     }
 
     private static ByteSize positiveSize(ConfigNode node, ByteSize defaultValue) {

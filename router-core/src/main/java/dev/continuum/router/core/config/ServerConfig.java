@@ -20,6 +20,15 @@ import org.jspecify.annotations.Nullable;
  * @param headerReadTimeout     {@code header_read_timeout}: a client must send its full request head within this (10s)
  * @param idleTimeout           {@code idle_timeout}: keep-alive connections idle longer are closed (60s)
  * @param shutdownGracePeriod   {@code shutdown_grace_period}: how long SIGTERM waits for in-flight requests (30s)
+ * @param bodyReadTimeout       {@code body_read_timeout}: a client must send a whole request body within this,
+ *                              counted from its head (60s); later gets 408
+ * @param maxBufferedRequestSize {@code max_buffered_request_size}: request body bytes all connections together may
+ *                              hold; over it new bodies get 503. Null: half the direct-memory limit, at least
+ *                              {@code max_request_body_size}
+ * @param maxConnections        {@code max_connections}: open client connections; one more is answered 503 (10000)
+ * @param shutdownQuietPeriod   {@code shutdown_quiet_period}: at shutdown, how long {@code /health} answers 503 while
+ *                              the listeners still accept, before they close; part of the grace period
+ *                              (default 5s, at most the grace period)
  */
 public record ServerConfig(
         List<BindAddress> bindAddresses,
@@ -33,10 +42,33 @@ public record ServerConfig(
         Duration connectTimeout,
         Duration headerReadTimeout,
         Duration idleTimeout,
-        Duration shutdownGracePeriod) {
+        Duration shutdownGracePeriod,
+        Duration bodyReadTimeout,
+        @Nullable ByteSize maxBufferedRequestSize,
+        int maxConnections,
+        Duration shutdownQuietPeriod) {
+    public static final Duration DEFAULT_BODY_READ_TIMEOUT = Duration.ofSeconds(60);
+    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+    public static final Duration DEFAULT_SHUTDOWN_QUIET_PERIOD = Duration.ofSeconds(5);
 
     public ServerConfig {
         bindAddresses = List.copyOf(bindAddresses);
+    }
+
+    /** The ingress bounds at their defaults; the quiet period at most {@code shutdownGracePeriod}. */
+    public ServerConfig(List<BindAddress> bindAddresses, @Nullable Integer socketMode, int workers,
+                        int connectionPoolSize, ByteSize maxRequestBodySize, ByteSize maxHeaderSize,
+                        ByteSize maxInitialLineLength, Duration requestTimeout, Duration connectTimeout,
+                        Duration headerReadTimeout, Duration idleTimeout, Duration shutdownGracePeriod) {
+        this(bindAddresses, socketMode, workers, connectionPoolSize, maxRequestBodySize, maxHeaderSize,
+                maxInitialLineLength, requestTimeout, connectTimeout, headerReadTimeout, idleTimeout,
+                shutdownGracePeriod, DEFAULT_BODY_READ_TIMEOUT, null, DEFAULT_MAX_CONNECTIONS,
+                defaultQuietPeriod(shutdownGracePeriod));
+    }
+
+    /** The default quiet period, shortened to fit a shorter grace period. */
+    public static Duration defaultQuietPeriod(Duration grace) {
+        return grace.compareTo(DEFAULT_SHUTDOWN_QUIET_PERIOD) < 0 ? grace : DEFAULT_SHUTDOWN_QUIET_PERIOD;
     }
 
     public static ServerConfig defaults() {
@@ -58,6 +90,7 @@ public record ServerConfig(
     public ServerConfig withBindAddresses(List<BindAddress> addresses) {
         return new ServerConfig(addresses, socketMode, workers, connectionPoolSize, maxRequestBodySize,
                 maxHeaderSize, maxInitialLineLength, requestTimeout, connectTimeout, headerReadTimeout,
-                idleTimeout, shutdownGracePeriod);
+                idleTimeout, shutdownGracePeriod, bodyReadTimeout, maxBufferedRequestSize, maxConnections,
+                shutdownQuietPeriod);
     }
 }

@@ -60,6 +60,6 @@ final class BodyLimitHandler extends ChannelInboundHandlerAdapter {
     private void reject(ChannelHandlerContext ctx, Object msg) {
         discarding = true;
         ReferenceCountUtil.release(msg);
-        ctx.fireChannelRead(new RejectedRequest(413, method));
+        ctx.fireChannelRead(new RejectedRequest(Rejection.BODY_TOO_LARGE, method));
     }
 }

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +26,7 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HeaderReadTimeoutHandler.class);
 
     private final long timeoutNanos;
+    private final LongSupplier nanoClock;
     private @Nullable ChannelHandlerContext ctx;
     private @Nullable ScheduledFuture<?> timer;
     /** A head is due: from the connection's start, or from the first byte of a later request. */
@@ -33,8 +35,10 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     private boolean awaitingHead = true;
     private boolean receiving;
 
-    HeaderReadTimeoutHandler(long timeoutNanos) {
+    /** {@code nanoClock} decides whether a head is late (injected by tests); the timer only wakes the check. */
+    HeaderReadTimeoutHandler(long timeoutNanos, LongSupplier nanoClock) {
         this.timeoutNanos = timeoutNanos;
+        this.nanoClock = nanoClock;
     }
 
     @Override
@@ -97,7 +101,7 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         headDue = true;
-        headStartNanos = System.nanoTime();
+        headStartNanos = nanoClock.getAsLong();
         if (timer == null) {
             arm(timeoutNanos);
         }
@@ -116,9 +120,9 @@ final class HeaderReadTimeoutHandler extends ChannelInboundHandlerAdapter {
         if (!headDue || c == null) {
             return;
         }
-        long left = timeoutNanos - (System.nanoTime() - headStartNanos);
+        long left = timeoutNanos - (nanoClock.getAsLong() - headStartNanos);
         if (left > 0) {
-            arm(left); // a later head than the one this timer was armed for
+            arm(left); // a later head than the one this timer was armed for, or a clock behind the timer
             return;
         }
         log.debug("closing {}: request head not received within the header read timeout", c.channel());

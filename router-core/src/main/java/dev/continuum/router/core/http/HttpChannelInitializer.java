@@ -13,9 +13,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Builds each client connection's pipeline, one small method per concern, in this order:
  * idle timeout, header-read timeout, HTTP codec with the configured line and header limits,
- * the request guard (414/431/400), the trust boundary (strips {@code x-dynamo-*} before anything
- * reads headers), the body limit (413), aggregation (answers {@code 100-continue}), and the
- * request handler. Limits are read from the current configuration for every new connection.
+ * the request guard (414/431/400/501), the trust boundary (strips {@code x-dynamo-*} before anything
+ * reads headers), the body limit (413), the body-read deadline (408), the buffered-bytes budget and
+ * connection cap (503), aggregation (answers {@code 100-continue}), and the request handler. Limits
+ * are read from the current configuration for every new connection.
  */
 final class HttpChannelInitializer extends ChannelInitializer<Channel> {
     private final ServerContext server;
@@ -26,8 +27,9 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
 
     @Override
     protected void initChannel(Channel ch) {
-        server.register(ch);
         ServerConfig config = server.serverConfig();
+        boolean admitted = admit(ch, config);
+        server.register(ch);
         ChannelPipeline p = ch.pipeline();
         IdleStateHandler idle = addIdleTimeout(p, config);
         HeaderReadTimeoutHandler headTimeout = addHeaderReadTimeout(p, config);
@@ -35,8 +37,24 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         addRequestGuard(p, headTimeout);
         addTrustBoundary(p);
         addBodyLimit(p, config);
+        addBodyReadTimeout(p, config);
+        RequestBufferBudgetHandler budget = addBufferBudget(p, config, !admitted);
         addAggregator(p, config);
-        addRequestHandler(p, idle, headTimeout, config);
+        addRequestHandler(p, idle, headTimeout, config, budget);
+    }
+
+    /**
+     * Counts the connection against {@code max_connections} until it closes. One over the cap is not
+     * dropped unanswered: it gets the normal pipeline with the budget handler told to refuse its first
+     * request with 503, so the client learns why (its head is still bounded by the header limits and timeout).
+     */
+    private boolean admit(Channel ch, ServerConfig config) {
+        if (server.admitted.incrementAndGet() > config.maxConnections()) {
+            server.admitted.decrementAndGet();
+            return false;
+        }
+        ch.closeFuture().addListener(f -> server.admitted.decrementAndGet());
+        return true;
     }
 
     /**
@@ -50,8 +68,8 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         return h;
     }
 
-    private static HeaderReadTimeoutHandler addHeaderReadTimeout(ChannelPipeline p, ServerConfig config) {
-        HeaderReadTimeoutHandler h = new HeaderReadTimeoutHandler(config.headerReadTimeout().toNanos());
+    private HeaderReadTimeoutHandler addHeaderReadTimeout(ChannelPipeline p, ServerConfig config) {
+        HeaderReadTimeoutHandler h = new HeaderReadTimeoutHandler(config.headerReadTimeout().toNanos(), server.nanoClock);
         p.addLast("header-timeout", h);
         return h;
     }
@@ -75,14 +93,25 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("body-limit", new BodyLimitHandler(config.maxRequestBodySize().bytes()));
     }
 
+    private void addBodyReadTimeout(ChannelPipeline p, ServerConfig config) {
+        p.addLast("body-timeout", new BodyReadTimeoutHandler(config.bodyReadTimeout().toNanos(), server.nanoClock));
+    }
+
+    private RequestBufferBudgetHandler addBufferBudget(ChannelPipeline p, ServerConfig config, boolean refuse) {
+        RequestBufferBudgetHandler h = new RequestBufferBudgetHandler(server.bufferedBytes, server.bufferBudget(config),
+                refuse);
+        p.addLast("buffer-budget", h);
+        return h;
+    }
+
     private static void addAggregator(ChannelPipeline p, ServerConfig config) {
         // The body limit already refused anything larger; this bound is the backstop.
         p.addLast("aggregator", new HttpObjectAggregator(config.maxRequestBodySize().toIntSaturated(), true));
     }
 
     private void addRequestHandler(ChannelPipeline p, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
-                                   ServerConfig config) {
+                                   ServerConfig config, RequestBufferBudgetHandler budget) {
         p.addLast("request-handler", new HttpRequestHandler(server, idle, headTimeout,
-                config.maxRequestBodySize().bytes()));
+                config.maxRequestBodySize().bytes(), budget));
     }
 }

@@ -57,6 +57,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private final IdleStateHandler idle;
     private final HeaderReadTimeoutHandler headTimeout;
     private final long maxBodyBytes;
+    private final RequestBufferBudgetHandler budget;
     private final ArrayDeque<Object> pending = new ArrayDeque<>(2);
     private @Nullable ChannelHandlerContext ctx;
     private @Nullable Inflight current;
@@ -66,11 +67,12 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private boolean closed;
 
     HttpRequestHandler(ServerContext server, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
-                       long maxBodyBytes) {
+                       long maxBodyBytes, RequestBufferBudgetHandler budget) {
         this.server = server;
         this.idle = idle;
         this.headTimeout = headTimeout;
         this.maxBodyBytes = maxBodyBytes;
+        this.budget = budget;
     }
 
     @Override
@@ -225,6 +227,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         server.metrics.recordHttp(in.request.method(), in.endpoint, status, server.nanoClock.getAsLong() - in.start);
         current = null;
         relay = RelayControl.NONE;
+        budget.release(in.bodyBytes);
         idle.resetReadTimeout(); // the idle timeout counts from the end of the last response
         if (close || closeAfterCurrent) {
             closed = true;
@@ -259,14 +262,9 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private void reject(RejectedRequest r) {
         closed = true;
         releasePending();
-        FullHttpResponse resp = switch (r.status()) {
-            case 413 -> OpenAiErrors.requestTooLarge(maxBodyBytes);
-            case 414 -> OpenAiErrors.uriTooLong();
-            case 431 -> OpenAiErrors.headersTooLarge();
-            default -> OpenAiErrors.badRequest("Malformed HTTP request.");
-        };
-        resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        FullHttpResponse resp = RejectionResponses.of(r.reason(), maxBodyBytes);
         HttpMethod method = r.method();
+        server.ingressMetrics.rejected(r.reason());
         server.metrics.recordHttp(method == null ? UNKNOWN_METHOD : method, Endpoint.OTHER, r.status(), 0);
         ChannelHandlerContext c = ctxOrThrow();
         Channel ch = c.channel();
@@ -341,10 +339,35 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (OutOfMemory.in(cause)) {
+            outOfMemory(ctx, cause);
+            return;
+        }
         if (log.isDebugEnabled()) {
             log.debug("closing {}: {}", ctx.channel(), cause.toString());
         }
         ctx.close();
+    }
+
+    /**
+     * Memory ran out while reading or answering on this connection (Netty's pooled direct buffers, most
+     * likely): never a silent reset. Counted, logged at WARN the first time, and answered 503 when no
+     * response has started (that answer needs little memory; if even it fails, the write's failure closes).
+     */
+    private void outOfMemory(ChannelHandlerContext ctx, Throwable cause) {
+        server.ingressMetrics.outOfMemory();
+        if (server.outOfMemoryLogged.compareAndSet(false, true)) {
+            log.warn("out of memory serving {}: {} (logged once; continuum_ingress_out_of_memory_total counts each;"
+                    + " lower server.max_buffered_request_size or raise -XX:MaxDirectMemorySize)",
+                    ctx.channel(), cause.toString());
+        } else if (log.isDebugEnabled()) {
+            log.debug("out of memory serving {}: {}", ctx.channel(), cause.toString());
+        }
+        if (!closed && current == null) {
+            reject(new RejectedRequest(Rejection.OUT_OF_MEMORY, null));
+        } else {
+            ctx.close();
+        }
     }
 
     private ChannelHandlerContext ctxOrThrow() {
@@ -392,6 +415,8 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         final @Nullable String query;
         final boolean close;
         final long start;
+        /** Counted against the buffer budget until this request's response ends. */
+        final long bodyBytes;
         Endpoint endpoint = Endpoint.OTHER;
         @Nullable ProxyRoute route;
         boolean ownedByProxy;
@@ -404,6 +429,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             this.query = query;
             this.close = close;
             this.start = start;
+            this.bodyBytes = request.content().readableBytes();
         }
 
         @Override

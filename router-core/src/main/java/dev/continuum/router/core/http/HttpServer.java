@@ -50,10 +50,11 @@ public interface HttpServer {
     void apply(RouterConfig config);
 
     /**
-     * Graceful shutdown: readiness off, listeners closed (new connections are refused, unix
-     * socket files deleted), idle keep-alive connections closed now and busy ones after their
+     * Graceful shutdown: readiness off; for {@code server.shutdown_quiet_period} (at most
+     * {@code grace}) the listeners still accept, so health checks see the 503; then listeners
+     * closed (new connections are refused, unix socket files deleted), idle keep-alive connections closed now and busy ones after their
      * current response ({@code Connection: close}), in-flight requests and streams given up to
-     * {@code grace}, then everything still open is closed and the event loops stop. Idempotent:
+     * the rest of {@code grace}, then everything still open is closed and the event loops stop. Idempotent:
      * later calls return the same future.
      */
     CompletableFuture<Void> shutdown(Duration grace);

@@ -251,10 +251,20 @@ final class NettyHttpServer implements HttpServer {
             terminated.complete(null);
             return terminated;
         }
-        long deadline = System.nanoTime() + grace.toNanos();
+        Duration configured = ctx.serverConfig().shutdownQuietPeriod();
+        Duration quiet = configured.compareTo(grace) > 0 ? grace : configured;
+        log.info("shutting down: not ready; listeners keep accepting for the quiet period of {}", quiet);
+        new QuietPeriod(g.next(), options.nanoClock(), quiet).start()
+                .thenRun(() -> closeListenersAndDrain(ctx, g, grace.minus(quiet)));
+        return terminated;
+    }
+
+    /** After the quiet period: listeners close, connections end at a message boundary, the rest at the deadline. */
+    private void closeListenersAndDrain(ServerContext ctx, EventLoopGroup g, Duration drainGrace) {
+        long deadline = System.nanoTime() + drainGrace.toNanos();
         ctx.closing = true;
-        log.info("shutting down: not ready, closing listeners, draining {} connection(s) for up to {}",
-                ctx.connections.size(), grace);
+        log.info("shutting down: closing listeners, draining {} connection(s) for up to {}",
+                ctx.connections.size(), drainGrace);
         List<CompletableFuture<Void>> closes = new ArrayList<>();
         for (Channel l : listeners) {
             CompletableFuture<Void> c = new CompletableFuture<>();
@@ -272,7 +282,6 @@ final class NettyHttpServer implements HttpServer {
             g.next().schedule(() -> ctx.drained.complete(null), left, TimeUnit.NANOSECONDS);
             ctx.drained.thenRun(() -> finishShutdown(ctx, g));
         });
-        return terminated;
     }
 
     private void finishShutdown(ServerContext ctx, EventLoopGroup g) {

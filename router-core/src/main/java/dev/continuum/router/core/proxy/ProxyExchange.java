@@ -587,7 +587,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
         upstreamKeepAlive = HttpUtil.isKeepAlive(head);
         HopByHop.stripResponse(h);
-        UntrustedHeaders.strip(h); // no x-dynamo-* header is ever echoed to the client
+        UntrustedHeaders.stripResponse(h); // no upstream x-dynamo-* or x-continuum-* header reaches the client
         decorate(h);
         head.setProtocolVersion(HttpVersion.HTTP_1_1);
         closeClient = client.closeAfterResponse();
@@ -690,7 +690,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
                     head.headers(), EmptyHttpHeaders.INSTANCE);
             ReferenceCountUtil.release(head);
             HopByHop.stripResponse(r.headers());
-            UntrustedHeaders.strip(r.headers());
+            UntrustedHeaders.stripResponse(r.headers());
             r.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
             r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, held.readableBytes());
             answer(r);

@@ -49,6 +49,13 @@ class ValidationRulesTest {
                 rule("server: {request_timeout: 0s}", E, "server.request_timeout: \"0s\" (expected: a duration > 0)"),
                 rule("server: {idle_timeout: soon}", E,
                         "server.idle_timeout: \"soon\" (expected: a duration such as 500ms, 30s, 5m, 1h, 1m30s)"),
+                rule("server: {body_read_timeout: 0s}", E, "server.body_read_timeout: \"0s\" (expected: a duration > 0)"),
+                rule("server: {max_connections: 0}", E, "server.max_connections: 0 (expected: > 0)"),
+                rule("server: {max_request_body_size: 10MiB, max_buffered_request_size: 1MiB}", E,
+                        "server.max_buffered_request_size: \"1MiB\" (expected: at least server.max_request_body_size (10MiB))"),
+                rule("server: {shutdown_grace_period: 10s, shutdown_quiet_period: 20s}", E,
+                        "server.shutdown_quiet_period: \"20s\" (expected: at most server.shutdown_grace_period (10s):"
+                                + " the quiet period is part of it)"),
                 rule("server: [a]", E, "server: a list (expected: a map)"),
                 // backends
                 rule("backends: {a: 1}", E, "backends: a map (expected: a list of backends)"),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.StreamHandle;
 import dev.continuum.router.testing.TestUpstream;
@@ -20,6 +21,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -118,5 +121,37 @@ class GracefulShutdownTest {
                 }
             }).isInstanceOf(IOException.class);
         }
+    }
+
+    @Test
+    void answersHealth503WhileStillAcceptingForTheQuietPeriodThenClosesListeners() throws Exception {
+        AtomicLong clock = new AtomicLong(System.nanoTime());
+        AtomicReference<HttpServer> server = new AtomicReference<>();
+        ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
+        cfg.shutdownQuietPeriod = Duration.ofSeconds(5);
+        // What router-admin's HealthRoute answers, from the same readiness flag.
+        LocalRoute health = req -> CompletableFuture.completedFuture(server.get().ready()
+                ? LocalResponse.json(200, "{\"status\":\"ok\"}") : LocalResponse.json(503, "{\"status\":\"draining\"}"));
+        router = RouterHarness.start(cfg.build(), b -> b.routeExact("/health", health)
+                .proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)));
+        server.set(router.server);
+        String probe = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        assertThat(RawHttp.exchange(router.port, probe, 5000)).startsWith("HTTP/1.1 200 OK");
+
+        CompletableFuture<Void> stopped = router.server.shutdown(Duration.ofSeconds(20));
+
+        // New connections are still accepted: health checks see draining, and requests are still served.
+        assertThat(RawHttp.exchange(router.port, probe, 5000)).startsWith("HTTP/1.1 503 ").contains("draining");
+        String body = "{\"model\":\"m\"}";
+        assertThat(RawHttp.exchange(router.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                + "Content-Length: " + body.length() + "\r\n\r\n" + body, 5000)).startsWith("HTTP/1.1 200 OK");
+        assertThat(RawHttp.exchange(router.port, probe, 5000)).startsWith("HTTP/1.1 503 ");
+        assertThat(stopped).isNotDone();
+
+        clock.addAndGet(Duration.ofSeconds(5).toNanos());
+
+        await().untilAsserted(() -> assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), router.port).close())
+                .isInstanceOf(ConnectException.class));
+        stopped.get(10, TimeUnit.SECONDS);
     }
 }

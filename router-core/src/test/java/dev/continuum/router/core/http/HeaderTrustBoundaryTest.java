@@ -3,6 +3,7 @@ package dev.continuum.router.core.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.testing.RecordedRequest;
+import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestUpstream;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpRequest;
@@ -10,6 +11,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -109,5 +111,27 @@ class HeaderTrustBoundaryTest {
 
         assertThat(out.headers().names()).containsExactly("x-tenant-id");
         assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void neverRelaysContinuumHeadersAnUpstreamForged() {
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        a.defaultReply(Reply.fixed(200, "application/json", "{\"ok\":true}", Map.of(
+                "x-continuum-worker-instance-id", "666",
+                "X-Continuum-Backend", "forged",
+                "x-continuum-routing-path", "forged",
+                "x-continuum-anything", "forged")));
+
+        HttpResponse<String> plain = router.chat("m");
+        HttpResponse<String> disclosed = router.chat("m", "x-backend", "1");
+
+        assertThat(plain.statusCode()).isEqualTo(200);
+        assertThat(plain.headers().map().keySet()).filteredOn(h -> h.startsWith("x-continuum-"))
+                .containsExactly("x-continuum-routing-path");
+        assertThat(plain.headers().firstValue("x-continuum-routing-path")).hasValue("unified");
+        // With x-backend the router discloses its own values, never the upstream's.
+        assertThat(disclosed.headers().map().keySet()).filteredOn(h -> h.startsWith("x-continuum-"))
+                .containsExactlyInAnyOrder("x-continuum-routing-path", "x-continuum-backend");
+        assertThat(disclosed.headers().firstValue("x-continuum-backend")).hasValue("a");
     }
 }
