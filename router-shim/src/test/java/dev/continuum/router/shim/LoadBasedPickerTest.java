@@ -436,7 +436,24 @@ class LoadBasedPickerTest {
         assertThat(picker.pick(s, new PickRequest(MODEL, Set.of(NS), EST))).isNull();
         assertThat(registry.find(SelectionMetrics.SELECTIONS).counters())
                 .allSatisfy(c -> assertThat(c.count()).isZero())
-                .hasSize(2 * SelectionReason.values().length);
+                .hasSize(7);
+    }
+
+    @Test
+    void onlySeriesTheLoadPickerCanCountAreExportedUpFront() {
+        List<String> series = registry.find(SelectionMetrics.SELECTIONS).counters().stream()
+                .map(c -> c.getId().getTag("role") + "/" + c.getId().getTag("reason")).sorted().toList();
+        assertThat(series).containsExactly("decode/load", "decode/round_robin_no_signal",
+                "decode/round_robin_stale", "prefill/load", "prefill/no_prefill_pool",
+                "prefill/round_robin_no_signal", "prefill/round_robin_stale");
+
+        // A reason recorded later (the KV-aware picker's) gets its series then, once.
+        SelectionMetrics metrics = new SelectionMetrics(registry);
+        metrics.record(SelectionReason.KV_AWARE, SelectionReason.CONDITIONAL_BYPASS);
+        metrics.record(SelectionReason.KV_AWARE, SelectionReason.CONDITIONAL_BYPASS);
+        assertThat(selections("decode", "kv_aware")).isEqualTo(2);
+        assertThat(selections("prefill", "conditional_bypass")).isEqualTo(2);
+        assertThat(registry.find(SelectionMetrics.SELECTIONS).counters()).hasSize(9);
     }
 
     @Test
@@ -446,6 +463,10 @@ class LoadBasedPickerTest {
         assertThat(picker.ledgerKeys()).isEqualTo(2);
         load.advance(Duration.ofSeconds(31));
         decodeIds(snapshot(worker(NS, 3, DECODE)), 1);
+        // Aged dispatches stop counting at once; their memory goes with the upkeep's sweep, not on a request.
+        assertThat(picker.ledgers()).isEqualTo(3);
+        picker.sweepLedger();
         assertThat(picker.ledgerKeys()).isEqualTo(1);
+        assertThat(picker.ledgers()).isEqualTo(1);
     }
 }
