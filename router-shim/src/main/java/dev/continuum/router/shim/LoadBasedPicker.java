@@ -7,6 +7,7 @@ import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadStore;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -58,12 +59,16 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
         CandidateRanks[] parts = new CandidateRanks[4];
-        int parts(int n) {
+        /** The chosen candidate: its part and index within it. */
+        int part;
+        int at;
+
+        void parts(int n) {
             if (parts.length < n) {
                 parts = new CandidateRanks[Math.max(n, parts.length * 2)];
             }
-            return n;
         }
+
         void candidates(int n) {
             if (costs.length < n) {
                 int size = Math.max(n, costs.length * 2);
@@ -71,9 +76,6 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 stalled = new boolean[size];
             }
         }
-        /** The chosen candidate: its part and index within it. */
-        int part;
-        int at;
     }
 
     @Override
@@ -261,12 +263,12 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
 
     private PickDispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
             long now) {
-        var decodeOpen = add(decode, d, est, prefill == null, now);
-        var prefillOpen = prefill == null ? null : add(prefill, p, est, true, now);
+        AtomicInteger decodeOpen = add(decode, d, est, prefill == null, now);
+        AtomicInteger prefillOpen = prefill == null ? null : add(prefill, p, est, true, now);
         return new PickDispatch(decodeOpen, prefillOpen);
     }
 
-    private java.util.concurrent.atomic.@Nullable AtomicInteger add(CandidateRanks ranks, int i, long est,
+    private @Nullable AtomicInteger add(CandidateRanks ranks, int i, long est,
             boolean stallEligible, long now) {
         LoadSample latest = store.latest(ranks.keys[i]);
         return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,

@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,12 +48,12 @@ public final class LoadBasedPicking extends StartStopSupport {
 
     private final LoadBasedPicker picker;
     private final DynamoRegistry fleet;
-    private final java.util.function.Supplier<Scheduler> schedulers;
+    private final Supplier<Scheduler> schedulers;
     private @Nullable Scheduler scheduler;
     private @Nullable AutoCloseable sweeping;
     private DynamoRegistry.@Nullable Subscription following;
 
-    LoadBasedPicking(LoadBasedPicker picker, DynamoRegistry fleet, java.util.function.Supplier<Scheduler> schedulers) {
+    LoadBasedPicking(LoadBasedPicker picker, DynamoRegistry fleet, Supplier<Scheduler> schedulers) {
         this.picker = Objects.requireNonNull(picker, "picker");
         this.fleet = Objects.requireNonNull(fleet, "fleet");
         this.schedulers = Objects.requireNonNull(schedulers, "schedulers");
