@@ -13,7 +13,7 @@ import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
-import dev.continuum.router.shim.DynamoWorkerPicker;
+import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.ShimDispatcher;
 import io.netty.handler.codec.http.HttpMethod;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -63,8 +63,10 @@ final class RouterProcess implements AutoCloseable {
     }
 
     /** The Dynamo subsystems, stopped after the HTTP server and in reverse order of starting. */
-    private record DynamoSubsystems(DiscoverySupervisor discovery, LoadSupervisor load, AutoCloseable following) {
+    private record DynamoSubsystems(DiscoverySupervisor discovery, LoadSupervisor load, AutoCloseable following,
+            LoadBasedPicking picking) {
         void close() {
+            picking.stop().join();
             closeQuietly(following);
             load.stop().join();
             discovery.close();
@@ -153,9 +155,11 @@ final class RouterProcess implements AutoCloseable {
         }
         // Worker pinning: the shim dispatcher reads the live snapshot, load store and shim config per
         // request, so reloads need no re-wiring here.
-        DynamoWorkerPicker picker = DynamoWorkerPicker.loadBased(load.store(), ticker, registry);
+        // The picking's upkeep (candidate index per fleet view, ledger sweep) runs on its own daemon thread.
+        LoadBasedPicking picking = LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry());
+        picking.start().join();
         server.proxy().dispatchHook(ShimDispatcher.create(discovery.registry()::snapshot,
-                () -> store.current().dynamo().section(sections.shim()), picker, registry));
+                () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry));
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
@@ -166,7 +170,7 @@ final class RouterProcess implements AutoCloseable {
         store.startWatching();
         LOG.info("continuum-router {} listening on {}", Main.version(), server.boundAddresses());
         return new RouterProcess(store, registry, server, gcMetrics, blocking,
-                new DynamoSubsystems(discovery, load, followingFleet));
+                new DynamoSubsystems(discovery, load, followingFleet, picking));
     }
 
     private static ThreadFactory daemonThreads(String prefix) {

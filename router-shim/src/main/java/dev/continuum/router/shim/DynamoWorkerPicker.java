@@ -20,7 +20,9 @@ public interface DynamoWorkerPicker {
     @Nullable Selection pick(DynamoSnapshot snapshot, PickRequest request);
 
     /**
-     * The default load-only picker (the seed's "Selection" and "Staleness and the best-effort contract").
+     * The default load-only picker (see {@code docs/request-path.md}), without its upkeep: the first pick of
+     * each fleet view builds the candidate index, and the dispatch ledger is never swept (ranks that left keep
+     * an empty ledger each). The router uses {@link LoadBasedPicking}, which runs both off the request path.
      *
      * @param store    the load store the load supervisor feeds
      * @param ticker   the same monotonic nanosecond ticker as the store's (it compares dispatch times with

@@ -1,30 +1,27 @@
 package dev.continuum.router.shim;
 
 import dev.continuum.router.discovery.DynamoSnapshot;
-import dev.continuum.router.discovery.DynamoWorker;
-import dev.continuum.router.discovery.ModelCard;
+import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadStore;
-import dev.continuum.router.load.SampleKey;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The seed's load-only picker (mirrors Dynamo's load-only cost formulas):
+ * The load-only picker (mirrors Dynamo's load-only cost formulas, computed by {@link LoadCosts}):
  * <ul>
  *   <li>prefill cost = (active_prefill_tokens + unanswered prompt tokens) / max_num_batched_tokens</li>
  *   <li>decode cost = (active_decode_blocks, else kv_used_blocks, + unanswered blocks
  *       + ceil(estimated_prompt_tokens / block_size)) / total_kv_blocks</li>
  * </ul>
- * One candidate per dp_rank. Decode is chosen first across every offered namespace, then prefill within the
- * decode winner's namespace, so a pair never crosses graphs.
+ * Candidates come from the {@link CandidateIndex} of the snapshot's fleet view (one per dp_rank). Decode is
+ * chosen first across every offered namespace, then prefill within the decode winner's namespace, so a pair
+ * never crosses graphs.
  *
  * <p>Per phase: when at least one candidate has a fresh sample carrying the phase's field, the lowest defined
  * cost wins ({@code load}); quiet candidates (no sample, or a last sample without backlog) compete with zero
@@ -34,245 +31,262 @@ import org.jspecify.annotations.Nullable;
  * ({@code round_robin_stale}, or {@code round_robin_no_signal} when the source has no load signal), and
  * stalls are ignored since nothing could have answered.
  *
- * <p>Thread-safe without locks: the snapshot and samples are immutable, the cursors are atomics, and the
- * ledger is a concurrent map of immutable arrays.
+ * <p><b>Hot path.</b> No locks and no per-candidate allocation: a pick reads the index's arrays, one store
+ * lookup per candidate, and its rank ledgers; costs go into a per-thread scratch array. It allocates the
+ * selection and its dispatch record, plus the ledger's bucket arrays on the two pinned ranks. The index is
+ * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
+ * by the first pick that sees the new view when nothing prepared it.
  */
 final class LoadBasedPicker implements DynamoWorkerPicker {
-    /**
-     * Dynamo's default {@code kv_cache_block_size}, used only to size a ledger entry of a worker whose card
-     * omits it (such a worker has no decode cost, but its prefill dispatches still count toward a stall).
-     */
-    static final long DEFAULT_BLOCK_SIZE = 16;
-    /**
-     * Ranks considered per worker. {@code data_parallel_size} comes from fleet-authored cards; the load store
-     * holds at most 65,536 keys in all, so more ranks than this per worker could never all carry load.
-     */
-    static final int MAX_RANKS_PER_WORKER = 4096;
-
-    private enum Phase { PREFILL, DECODE }
-
-    /** One candidate rank. */
-    private record Candidate(DynamoWorker worker, long rank, SampleKey key) {
-    }
-
-    private record Choice(Candidate candidate, SelectionReason reason) {
-    }
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private final LoadStore store;
     private final LongSupplier ticker;
     private final SelectionMetrics metrics;
-    private final DispatchLedger ledger;
+    private final DispatchLedger ledger = new DispatchLedger();
     private final AtomicLong prefillCursor = new AtomicLong();
     private final AtomicLong decodeCursor = new AtomicLong();
+    private volatile CandidateIndex index = CandidateIndex.empty();
 
     LoadBasedPicker(LoadStore store, LongSupplier ticker, SelectionMetrics metrics) {
         this.store = Objects.requireNonNull(store, "store");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
-        this.ledger = new DispatchLedger(ticker.getAsLong());
+    }
+
+    /** Per-thread working space of one decision; never shared, grown to the largest candidate count seen. */
+    private static final class Scratch {
+        double[] costs = new double[64];
+        boolean[] stalled = new boolean[64];
+        CandidateRanks[] parts = new CandidateRanks[4];
+        /** The chosen candidate: its part and index within it. */
+        int part;
+        int at;
+
+        void parts(int n) {
+            if (parts.length < n) {
+                parts = new CandidateRanks[Math.max(n, parts.length * 2)];
+            }
+        }
+
+        void candidates(int n) {
+            if (costs.length < n) {
+                int size = Math.max(n, costs.length * 2);
+                costs = new double[size];
+                stalled = new boolean[size];
+            }
+        }
     }
 
     @Override
     public @Nullable Selection pick(DynamoSnapshot snapshot, PickRequest request) {
+        CandidateIndex.ModelCandidates model = index(snapshot).model(request.model());
+        if (model == null) {
+            return null;
+        }
+        Scratch scratch = SCRATCH.get();
+        CandidateIndex.Group[] groups = model.groups();
+        scratch.parts(groups.length);
+        Set<String> offered = request.namespaces();
+        int parts = 0;
+        int n = 0;
+        for (CandidateIndex.Group g : groups) {
+            if (g.decode().size > 0 && offered.contains(g.namespace())) {
+                scratch.parts[parts++] = g.decode();
+                n += g.decode().size;
+            }
+        }
+        if (n == 0) {
+            return null;
+        }
         long now = ticker.getAsLong();
-        List<DynamoWorker> serving = serving(snapshot, request);
-        if (serving.isEmpty()) {
-            return null;
-        }
-        List<Candidate> decodeCandidates = decodeCandidates(serving);
-        if (decodeCandidates.isEmpty()) {
-            return null;
-        }
         boolean signal = snapshot.signals().load();
         long est = request.estimatedPromptTokens();
-        Choice decode = choose(decodeCandidates, Phase.DECODE, decodeCursor, signal, est, now);
+        SelectionReason decodeReason = choose(scratch, parts, n, true, decodeCursor, signal, est, now);
+        CandidateRanks decode = scratch.parts[scratch.part];
+        int d = scratch.at;
 
-        Choice prefill = null;
-        if (decode.candidate.worker.role() == WorkerRole.DECODE) {
-            List<Candidate> prefillCandidates = new ArrayList<>();
-            String ns = decode.candidate.worker.namespace();
-            for (DynamoWorker w : serving) {
-                if (w.role() == WorkerRole.PREFILL && w.namespace().equals(ns)) {
-                    addRanks(prefillCandidates, w);
-                }
-            }
-            if (!prefillCandidates.isEmpty()) {
-                prefill = choose(prefillCandidates, Phase.PREFILL, prefillCursor, signal, est, now);
-            }
+        CandidateRanks prefill = decode.pins[d].role() == WorkerRole.DECODE ? decode.prefill : null;
+        int p = -1;
+        SelectionReason prefillReason = SelectionReason.NO_PREFILL_POOL;
+        if (prefill != null) {
+            scratch.parts[0] = prefill;
+            prefillReason = choose(scratch, 1, prefill.size, false, prefillCursor, signal, est, now);
+            p = scratch.at;
         }
-        SelectionReason prefillReason = prefill == null ? SelectionReason.NO_PREFILL_POOL : prefill.reason;
-        metrics.record(decode.reason, prefillReason);
-
-        Selection.Dispatch dispatch = record(decode.candidate, prefill == null ? null : prefill.candidate, est, now);
-        return new Selection(pin(decode.candidate), prefill == null ? null : pin(prefill.candidate),
-                decode.reason, prefillReason, dispatch);
-    }
-
-    /** Routable workers of the offered namespaces whose card serves the model, in registry order. */
-    private static List<DynamoWorker> serving(DynamoSnapshot snapshot, PickRequest request) {
-        List<DynamoWorker> out = new ArrayList<>();
-        for (DynamoWorker w : snapshot.workers()) {
-            if (w.role() != WorkerRole.UNKNOWN && request.namespaces().contains(w.namespace())
-                    && request.model().equals(w.model())) {
-                out.add(w);
-            }
-        }
-        return out;
+        metrics.record(decodeReason, prefillReason);
+        PickDispatch dispatch = record(decode, d, prefill, p, est, now);
+        return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
+                dispatch);
     }
 
     /**
-     * The seed's "Mixed namespaces": in a namespace with prefill and decode workers only decode workers are
-     * decode candidates (Dynamo serves no prefill/aggregated pair); elsewhere decode and aggregated are.
+     * Builds the candidate index of {@code snapshot}'s fleet view now unless it is current, so that the first
+     * pick after a registry change does not pay for it. Called on the upkeep task.
      */
-    private static List<Candidate> decodeCandidates(List<DynamoWorker> serving) {
-        Map<String, Integer> roles = new HashMap<>();
-        for (DynamoWorker w : serving) {
-            roles.merge(w.namespace(), 1 << w.role().ordinal(), (a, b) -> a | b);
-        }
-        int pairBits = (1 << WorkerRole.PREFILL.ordinal()) | (1 << WorkerRole.DECODE.ordinal());
-        List<Candidate> out = new ArrayList<>();
-        for (DynamoWorker w : serving) {
-            boolean paired = (roles.get(w.namespace()) & pairBits) == pairBits;
-            if (w.role() == WorkerRole.DECODE || (w.role() == WorkerRole.AGGREGATED && !paired)) {
-                addRanks(out, w);
-            }
-        }
-        return out;
+    void prepare(DynamoSnapshot snapshot) {
+        index(snapshot);
     }
 
-    private static void addRanks(List<Candidate> out, DynamoWorker w) {
-        ModelCard card = w.card();
-        Integer size = card == null ? null : card.dataParallelSize();
-        Integer start = card == null ? null : card.dataParallelStartRank();
-        long first = start == null ? 0 : Integer.toUnsignedLong(start);
-        long count = size == null ? 1 : Math.max(1, Math.min(Integer.toUnsignedLong(size), MAX_RANKS_PER_WORKER));
-        for (long r = first; r < first + count && r <= 0xFFFF_FFFFL; r++) {
-            out.add(new Candidate(w, r, new SampleKey(w.id(), r)));
+    private CandidateIndex index(DynamoSnapshot snapshot) {
+        CandidateIndex current = index;
+        FleetView fleet = snapshot.fleet();
+        // A snapshot older than the index's (read just before a registry swap) is served from the newer index:
+        // rebuilding for it would put an O(fleet) build on the request path and undo the upkeep's.
+        if (current.fleet == fleet || snapshot.generation() < current.generation) {
+            return current;
         }
+        // Two threads may build the same view at once; both get the same rank ledgers, and the last write wins.
+        CandidateIndex built = CandidateIndex.build(fleet, snapshot.generation(), ledger);
+        index = built;
+        return built;
     }
 
-    private Choice choose(List<Candidate> candidates, Phase phase, AtomicLong cursor, boolean signal, long est,
-            long now) {
+    /**
+     * Chooses among the {@code n} candidates of the first {@code parts} entries of {@code scratch.parts} and
+     * leaves the winner in {@code scratch.part}/{@code scratch.at}.
+     */
+    private SelectionReason choose(Scratch scratch, int parts, int n, boolean decode, AtomicLong cursor,
+            boolean signal, long est, long now) {
         if (!signal) {
-            return new Choice(rotate(candidates, cursor), SelectionReason.ROUND_ROBIN_NO_SIGNAL);
+            locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
+            return SelectionReason.ROUND_ROBIN_NO_SIGNAL;
         }
         // Ages are measured on the picker's ticker, which is the store's (the ledger compares the two as well);
-        // one clock read per decision instead of one per candidate, and no Duration per candidate.
+        // one clock read per decision.
         long maxStaleNanos = store.maxStaleness().toNanos();
-        int n = candidates.size();
-        double[] costs = new double[n];
-        boolean[] stalled = new boolean[n];
+        scratch.candidates(n);
+        double[] costs = scratch.costs;
+        boolean[] stalled = scratch.stalled;
         boolean anyFresh = false;
-        for (int i = 0; i < n; i++) {
-            Candidate c = candidates.get(i);
-            LoadSample latest = store.latest(c.key);
-            boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
-            Long field = fresh ? phaseField(latest, phase) : null;
-            anyFresh |= field != null;
-            long backlog;
-            if (field != null) {
-                backlog = field;
-            } else if (!fresh && (latest == null || !latest.reportsBacklog())) {
-                backlog = 0; // quiet: an idle worker publishes zero and falls silent
-            } else {
-                costs[i] = Double.NaN; // silent under load, or a fresh sample without the phase's field
-                continue;
+        boolean anyUnstalled = false;
+        long lastBlockSize = -1;
+        long promptBlocks = 0;
+        int k = 0;
+        for (int part = 0; part < parts; part++) {
+            CandidateRanks ranks = scratch.parts[part];
+            for (int i = 0; i < ranks.size; i++, k++) {
+                LoadSample latest = store.latest(ranks.keys[i]);
+                boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
+                Long field = !fresh ? null
+                        : decode ? latest.load().decodeBlocks() : latest.load().activePrefillTokens();
+                anyFresh |= field != null;
+                long backlog;
+                if (field != null) {
+                    backlog = field;
+                } else if (!fresh && (latest == null || !latest.reportsBacklog())) {
+                    backlog = 0; // quiet: an idle worker publishes zero and falls silent
+                } else {
+                    costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
+                    stalled[k] = false;
+                    continue;
+                }
+                double capacity = ranks.capacity[i];
+                if (Double.isNaN(capacity)) {
+                    costs[k] = Double.NaN;
+                    stalled[k] = false;
+                    continue;
+                }
+                long lastSample = latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos();
+                RankLedger rank = ranks.ledgers[i];
+                boolean stall = rank.stalled(lastSample, now);
+                stalled[k] = stall;
+                anyUnstalled |= !stall;
+                if (decode) {
+                    long bs = ranks.costBlockSize[i];
+                    if (bs != lastBlockSize) {
+                        lastBlockSize = bs;
+                        promptBlocks = LoadCosts.ceilDiv(est, bs);
+                    }
+                    costs[k] = LoadCosts.decode(backlog, rank.pendingBlocks(lastSample, now), promptBlocks,
+                            capacity);
+                } else {
+                    costs[k] = LoadCosts.prefill(backlog, rank.pendingTokens(lastSample, now), capacity);
+                }
             }
-            DispatchLedger.Pending pending = latest == null ? ledger.pending(c.key, now)
-                    : ledger.pending(c.key, latest.receivedNanos(), now);
-            stalled[i] = pending.stalled();
-            costs[i] = cost(c.worker, phase, backlog, pending, est);
         }
         if (!anyFresh) {
-            return new Choice(rotate(candidates, cursor), SelectionReason.ROUND_ROBIN_STALE);
-        }
-        boolean anyUnstalled = false;
-        for (int i = 0; i < n; i++) {
-            anyUnstalled |= !Double.isNaN(costs[i]) && !stalled[i];
+            locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
+            return SelectionReason.ROUND_ROBIN_STALE;
         }
         double best = Double.NaN;
-        List<Candidate> tied = new ArrayList<>(2);
+        int tied = 0;
+        int first = -1;
         for (int i = 0; i < n; i++) {
             if (Double.isNaN(costs[i]) || (anyUnstalled && stalled[i])) {
                 continue;
             }
-            int cmp = Double.isNaN(best) ? -1 : Double.compare(costs[i], best);
+            int cmp = tied == 0 ? -1 : Double.compare(costs[i], best);
             if (cmp < 0) {
                 best = costs[i];
-                tied.clear();
+                tied = 0;
+                first = i;
             }
             if (cmp <= 0) {
-                tied.add(candidates.get(i));
+                tied++;
             }
         }
         // anyFresh guarantees a defined cost unless its capacity is missing; then nobody has a defined cost.
-        if (tied.isEmpty()) {
-            return new Choice(rotate(candidates, cursor), SelectionReason.ROUND_ROBIN_STALE);
+        if (tied == 0) {
+            locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
+            return SelectionReason.ROUND_ROBIN_STALE;
         }
-        return new Choice(tied.size() == 1 ? tied.get(0) : rotate(tied, cursor), SelectionReason.LOAD);
-    }
-
-    private static @Nullable Long phaseField(LoadSample sample, Phase phase) {
-        return phase == Phase.PREFILL ? sample.load().activePrefillTokens() : sample.load().decodeBlocks();
-    }
-
-    /** The phase's cost, or NaN when the card lacks the capacity it needs. */
-    private static double cost(DynamoWorker w, Phase phase, long backlog, DispatchLedger.Pending pending,
-            long est) {
-        ModelCard.WorkerCapacity cap = w.capacity();
-        if (phase == Phase.PREFILL) {
-            Long maxBatched = cap.maxNumBatchedTokens();
-            return maxBatched == null || maxBatched <= 0 ? Double.NaN
-                    : (double) (backlog + pending.tokens()) / maxBatched;
+        int winner = first;
+        if (tied > 1) {
+            long skip = Math.floorMod(cursor.getAndIncrement(), (long) tied);
+            for (int i = first; ; i++) {
+                if (!Double.isNaN(costs[i]) && !(anyUnstalled && stalled[i]) && Double.compare(costs[i], best) == 0
+                        && skip-- == 0) {
+                    winner = i;
+                    break;
+                }
+            }
         }
-        Long total = cap.totalKvBlocks();
-        Integer blockSize = w.card() == null ? null : w.card().kvCacheBlockSize();
-        if (total == null || total <= 0 || blockSize == null || blockSize <= 0) {
-            return Double.NaN;
+        locate(scratch, parts, winner);
+        return SelectionReason.LOAD;
+    }
+
+    /** Sets {@code scratch.part}/{@code scratch.at} to the {@code position}-th candidate of the parts. */
+    private static void locate(Scratch scratch, int parts, long position) {
+        int left = (int) position;
+        for (int part = 0; part < parts; part++) {
+            int size = scratch.parts[part].size;
+            if (left < size) {
+                scratch.part = part;
+                scratch.at = left;
+                return;
+            }
+            left -= size;
         }
-        return (double) (backlog + pending.blocks() + ceilDiv(est, blockSize)) / total;
+        throw new IllegalStateException("candidate " + position + " out of range");
     }
 
-    private static Candidate rotate(List<Candidate> candidates, AtomicLong cursor) {
-        return candidates.get((int) Math.floorMod(cursor.getAndIncrement(), (long) candidates.size()));
+    private PickDispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
+            long now) {
+        AtomicInteger decodeOpen = add(decode, d, est, prefill == null, now);
+        AtomicInteger prefillOpen = prefill == null ? null : add(prefill, p, est, true, now);
+        return new PickDispatch(decodeOpen, prefillOpen);
     }
 
-    private Selection.Dispatch record(Candidate decode, @Nullable Candidate prefill, long est, long now) {
-        DispatchLedger.Entry d = new DispatchLedger.Entry(est, ceilDiv(est, blockSize(decode.worker)), now,
-                prefill == null);
-        add(decode, d, now);
-        if (prefill == null) {
-            return d::end;
-        }
-        DispatchLedger.Entry p = new DispatchLedger.Entry(est, ceilDiv(est, blockSize(prefill.worker)), now, true);
-        add(prefill, p, now);
-        return () -> {
-            d.end();
-            p.end();
-        };
+    private @Nullable AtomicInteger add(CandidateRanks ranks, int i, long est,
+            boolean stallEligible, long now) {
+        LoadSample latest = store.latest(ranks.keys[i]);
+        return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
+                latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
     }
 
-    private void add(Candidate c, DispatchLedger.Entry entry, long now) {
-        LoadSample latest = store.latest(c.key);
-        ledger.add(c.key, entry, latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
-    }
-
-    private static long blockSize(DynamoWorker w) {
-        Integer bs = w.card() == null ? null : w.card().kvCacheBlockSize();
-        return bs == null || bs <= 0 ? DEFAULT_BLOCK_SIZE : bs;
-    }
-
-    private static long ceilDiv(long a, long b) {
-        return (a + b - 1) / b;
-    }
-
-    private static WorkerPin pin(Candidate c) {
-        ModelCard card = c.worker.card();
-        return new WorkerPin(c.worker.id(), c.worker.role(), c.rank, card != null && card.dataParallelSize() != null);
+    /** Trims the ledger and forgets departed ranks; run periodically by the upkeep task. */
+    void sweepLedger() {
+        ledger.sweep(ticker.getAsLong());
     }
 
     /** Test access: ranks with unanswered dispatches. */
     int ledgerKeys() {
         return ledger.keys();
+    }
+
+    /** Test access: rank ledgers held. */
+    int ledgers() {
+        return ledger.ledgers();
     }
 }

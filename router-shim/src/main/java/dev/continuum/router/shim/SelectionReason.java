@@ -2,7 +2,7 @@ package dev.continuum.router.shim;
 
 /**
  * Why a worker was (or, for {@link #NO_PREFILL_POOL}, was not) chosen: the closed {@code reason} label set of
- * {@code continuum_dynamo_selection_total{role,reason}} (DECISIONS.md, "Selection reasons").
+ * {@code continuum_dynamo_selection_total{role,reason}} (see {@code docs/metrics.md}).
  */
 public enum SelectionReason {
     /** The lowest defined cost won (at least one candidate had a fresh sample carrying the phase's field). */

@@ -6,21 +6,30 @@ import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.SampleKey;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
-/** The unanswered-dispatch ledger: exact sums per sample window, bounded buckets, stall and age rules. */
+/** The unanswered-dispatch ledger: exact sums per sample window, bounded buckets, stall and age rules, sweep. */
 class DispatchLedgerTest {
     private static final SampleKey KEY = new SampleKey(new WorkerId("dynamo", 7), 0);
     private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long T0 = 1_000_000 * MS;
 
-    private final DispatchLedger ledger = new DispatchLedger(T0);
+    private final DispatchLedger ledger = new DispatchLedger();
+    private final RankLedger rank = ledger.rank(KEY);
 
-    private DispatchLedger.Entry dispatch(long at, long lastSample, long blocks, boolean eligible) {
-        DispatchLedger.Entry e = new DispatchLedger.Entry(blocks * 16, blocks, at, eligible);
-        ledger.add(KEY, e, lastSample, at);
-        return e;
+    private @Nullable AtomicInteger dispatch(long at, long lastSample, long blocks, boolean eligible) {
+        return rank.add(blocks * 16, blocks, eligible, lastSample, at);
+    }
+
+    private static void end(@Nullable AtomicInteger open) {
+        if (open != null) {
+            open.decrementAndGet();
+        }
     }
 
     @Test
@@ -31,14 +40,14 @@ class DispatchLedgerTest {
             dispatch(T0 + i * 20_000L, sample, 1, true);
         }
         long now = T0 + 200 * MS;
-        DispatchLedger.Pending p = ledger.pending(KEY, sample, now);
-        assertThat(p.blocks()).isEqualTo(10_000);
-        assertThat(p.tokens()).isEqualTo(160_000);
-        assertThat(p.stalled()).isFalse();
-        assertThat(ledger.buckets(KEY)).isLessThanOrEqualTo(11);
+        assertThat(rank.pendingBlocks(sample, now)).isEqualTo(10_000);
+        assertThat(rank.pendingTokens(sample, now)).isEqualTo(160_000);
+        assertThat(rank.stalled(sample, now)).isFalse();
+        assertThat(rank.bucketCount()).isLessThanOrEqualTo(11);
 
         // A sample received after the last dispatch answers all of them.
-        assertThat(ledger.pending(KEY, now + MS, now + 2 * MS)).isEqualTo(DispatchLedger.Pending.NONE);
+        assertThat(rank.pendingBlocks(now + MS, now + 2 * MS)).isZero();
+        assertThat(rank.pendingTokens(now + MS, now + 2 * MS)).isZero();
     }
 
     @Test
@@ -49,55 +58,83 @@ class DispatchLedgerTest {
         // Within the same 20 ms, but a sample arrived: a new bucket, so the sample answers only the first two.
         dispatch(T0 + 3 * MS, sample, 5, true);
 
-        assertThat(ledger.pending(KEY, sample, T0 + 4 * MS).blocks()).isEqualTo(5);
+        assertThat(rank.pendingBlocks(sample, T0 + 4 * MS)).isEqualTo(5);
         // The answered bucket was dropped when the new one was added.
-        assertThat(ledger.buckets(KEY)).isEqualTo(1);
+        assertThat(rank.bucketCount()).isEqualTo(1);
     }
 
     @Test
     void anOpenEligibleRequestUnansweredForFiveSecondsIsAStallUntilItEnds() {
-        DispatchLedger.Entry small = dispatch(T0, DispatchLedger.NO_SAMPLE, 1, true);
-        DispatchLedger.Entry decodeOfAPair = dispatch(T0 + MS, DispatchLedger.NO_SAMPLE, 4, false);
+        AtomicInteger small = dispatch(T0, DispatchLedger.NO_SAMPLE, 1, true);
+        AtomicInteger decodeOfAPair = dispatch(T0 + MS, DispatchLedger.NO_SAMPLE, 4, false);
         long later = T0 + TimeUnit.SECONDS.toNanos(6);
         // Neither a one-block request nor the decode side of a pair can make a stall.
-        assertThat(ledger.pending(KEY, later).stalled()).isFalse();
+        assertThat(small).isNull();
+        assertThat(decodeOfAPair).isNull();
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
 
-        DispatchLedger.Entry big = dispatch(T0 + 2 * MS, DispatchLedger.NO_SAMPLE, 2, true);
-        assertThat(ledger.pending(KEY, T0 + TimeUnit.SECONDS.toNanos(4)).stalled()).isFalse();
-        assertThat(ledger.pending(KEY, later).stalled()).isTrue();
+        PickDispatch big = new PickDispatch(dispatch(T0 + 2 * MS, DispatchLedger.NO_SAMPLE, 2, true), null);
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, T0 + TimeUnit.SECONDS.toNanos(4))).isFalse();
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isTrue();
 
         // Ending the request stops the stall; its backlog stays until a sample or 30 s.
-        big.end();
-        big.end(); // twice is once
-        DispatchLedger.Pending p = ledger.pending(KEY, later);
-        assertThat(p.stalled()).isFalse();
-        assertThat(p.blocks()).isEqualTo(7);
-        small.end();
-        decodeOfAPair.end();
+        big.ended();
+        big.ended(); // twice is once
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
+        assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, later)).isEqualTo(7);
     }
 
     @Test
-    void dispatchesAgeOutAfterThirtySecondsAndTheSweepDropsTheKey() {
+    void dispatchesAgeOutAfterThirtySeconds() {
         dispatch(T0, DispatchLedger.NO_SAMPLE, 2, true);
-        assertThat(ledger.pending(KEY, T0 + TimeUnit.SECONDS.toNanos(29)).blocks()).isEqualTo(2);
+        assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, T0 + TimeUnit.SECONDS.toNanos(29))).isEqualTo(2);
         long later = T0 + TimeUnit.SECONDS.toNanos(31);
-        assertThat(ledger.pending(KEY, later)).isEqualTo(DispatchLedger.Pending.NONE);
+        assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, later)).isZero();
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
+    }
 
-        SampleKey other = new SampleKey(new WorkerId("dynamo", 8), 0);
-        ledger.add(other, new DispatchLedger.Entry(16, 1, later, true), DispatchLedger.NO_SAMPLE, later);
-        assertThat(ledger.keys()).isEqualTo(1);
+    @Test
+    void theSweepTrimsAgedBucketsAndForgetsOnlyRanksOutsideTheIndex() {
+        SampleKey departed = new SampleKey(new WorkerId("dynamo", 8), 0);
+        ledger.indexed(Set.of(KEY));
+        dispatch(T0, DispatchLedger.NO_SAMPLE, 2, true);
+        ledger.rank(departed).add(32, 2, true, DispatchLedger.NO_SAMPLE, T0);
+        assertThat(ledger.keys()).isEqualTo(2);
+
+        ledger.sweep(T0 + TimeUnit.SECONDS.toNanos(29));
+        assertThat(ledger.ledgers()).isEqualTo(2); // both still count
+
+        ledger.sweep(T0 + TimeUnit.SECONDS.toNanos(31));
+        assertThat(ledger.keys()).isZero();
+        // The indexed rank keeps its (empty) ledger, so the index's reference stays the one in use.
+        assertThat(ledger.ledgers()).isEqualTo(1);
+        assertThat(ledger.rank(KEY)).isSameAs(rank);
+        assertThat(ledger.rank(departed)).isNotNull();
+    }
+
+    @Test
+    void sumsSaturateInsteadOfWrapping() {
+        rank.add(Long.MAX_VALUE - 1, Long.MAX_VALUE - 1, false, DispatchLedger.NO_SAMPLE, T0);
+        rank.add(Long.MAX_VALUE - 1, Long.MAX_VALUE - 1, false, DispatchLedger.NO_SAMPLE, T0 + MS);
+        rank.add(5, 5, false, DispatchLedger.NO_SAMPLE, T0 + 30 * MS); // a second bucket
+        assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, T0 + 40 * MS)).isEqualTo(Long.MAX_VALUE);
+        assertThat(rank.pendingTokens(DispatchLedger.NO_SAMPLE, T0 + 40 * MS)).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
     void concurrentDispatchesAndEndsKeepExactCounts() throws Exception {
         List<Thread> threads = new ArrayList<>();
-        List<DispatchLedger.Entry> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<PickDispatch> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        CyclicBarrier go = new CyclicBarrier(4);
         for (int t = 0; t < 4; t++) {
             Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
                 for (int i = 0; i < 2_000; i++) {
-                    DispatchLedger.Entry e = new DispatchLedger.Entry(32, 2, T0 + i * 1_000L, true);
-                    ledger.add(KEY, e, DispatchLedger.NO_SAMPLE, T0 + i * 1_000L);
-                    all.add(e);
+                    all.add(new PickDispatch(rank.add(32, 2, true, DispatchLedger.NO_SAMPLE, T0 + i * 1_000L), null));
                 }
             });
             threads.add(th);
@@ -107,10 +144,9 @@ class DispatchLedgerTest {
             th.join();
         }
         long later = T0 + TimeUnit.SECONDS.toNanos(6);
-        DispatchLedger.Pending p = ledger.pending(KEY, later);
-        assertThat(p.blocks()).isEqualTo(16_000);
-        assertThat(p.stalled()).isTrue();
-        all.forEach(DispatchLedger.Entry::end);
-        assertThat(ledger.pending(KEY, later).stalled()).isFalse();
+        assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, later)).isEqualTo(16_000);
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isTrue();
+        all.forEach(PickDispatch::ended);
+        assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
     }
 }

@@ -98,6 +98,73 @@ class LoadBasedPickerTest {
     }
 
     @Test
+    void aWorkerReportingACounterNearTwoToTheSixtyFourNeverWinsOnCost() {
+        // Decoded from wire bytes: kv_used_blocks = 2^64-1 and active_prefill_tokens = 2^63 (uint 64).
+        ActiveLoad huge = decoded("83 a9776f726b65725f6964 01 ae6b765f757365645f626c6f636b73 cfffffffffffffffff"
+                + " b56163746976655f70726566696c6c5f746f6b656e73 cf8000000000000000");
+        assertThat(huge.kvUsedBlocks()).isEqualTo(Long.MAX_VALUE);
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE), worker(NS, 3, PREFILL),
+                worker(NS, 4, PREFILL));
+        load.sample(id(1), 0, huge);
+        load.sample(id(2), 0, new ActiveLoad(2, 0, null, 0L, null, 900L));
+        load.sample(id(3), 0, new ActiveLoad(3, 0, null, huge.activePrefillTokens(), null, null));
+        load.sample(id(4), 0, new ActiveLoad(4, 0, null, 999L, null, null));
+        for (int i = 0; i < 5; i++) {
+            Selection sel = pick(s);
+            assertThat(sel.decode().worker().instanceId()).isEqualTo(2);
+            assertThat(sel.prefill().worker().instanceId()).isEqualTo(4);
+            assertThat(sel.decodeReason()).isEqualTo(SelectionReason.LOAD);
+        }
+        // Two saturated ranks tie at the largest cost; with nothing smaller they rotate and still win on load.
+        load.sample(id(2), 0, huge);
+        assertThat(decodeIds(s, 4)).containsOnly(1L, 2L).contains(1L, 2L);
+    }
+
+    private static ActiveLoad decoded(String hex) {
+        var d = dev.continuum.router.load.wire.ActiveLoadDecoder.decode(
+                java.util.HexFormat.of().parseHex(hex.replace(" ", "")));
+        return ((dev.continuum.router.load.wire.Decoded.Ok<ActiveLoad>) d).value();
+    }
+
+    @Test
+    void aPickAllocatesTheSameAtFourThousandRanksAsAtEight() {
+        long small = bytesPerPick(8);
+        long large = bytesPerPick(4096);
+        // The old per-request scan allocated about 83 bytes per candidate rank (340 KB per pick at 4,096).
+        assertThat(large).as("bytes per pick at 4,096 ranks vs %s at 8", small).isLessThan(small + 256);
+    }
+
+    /** Bytes this thread allocates per pick over {@code ranks} fresh ranks (half decode, half prefill). */
+    private long bytesPerPick(int ranks) {
+        ScriptedLoad fleetLoad = new ScriptedLoad();
+        LoadBasedPicker p = new LoadBasedPicker(fleetLoad, fleetLoad, new SelectionMetrics(new SimpleMeterRegistry()));
+        List<DynamoWorker> workers = new ArrayList<>();
+        int dp = ranks == 8 ? 4 : 8;
+        for (int i = 0; i < ranks / dp / 2; i++) {
+            workers.add(worker(NS, 1000 + i, DECODE, MODEL, 0, dp));
+            workers.add(worker(NS, 5000 + i, PREFILL, MODEL, 0, dp));
+        }
+        for (DynamoWorker w : workers) {
+            for (int r = 0; r < dp; r++) {
+                fleetLoad.sample(w.id(), r, (w.instanceId() * 37 + r) % 500, (w.instanceId() * 7919 + r) % 4000);
+            }
+        }
+        DynamoSnapshot s = snapshot(workers.toArray(DynamoWorker[]::new));
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), EST);
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long id = Thread.currentThread().getId();
+        for (int i = 0; i < 2_000; i++) {
+            p.pick(s, request).dispatch().ended();
+        }
+        int n = 1_000;
+        long before = threads.getThreadAllocatedBytes(id);
+        for (int i = 0; i < n; i++) {
+            p.pick(s, request).dispatch().ended();
+        }
+        return (threads.getThreadAllocatedBytes(id) - before) / n;
+    }
+
+    @Test
     void workersWithDataParallelSizeContributeOneCandidatePerDpRank() {
         DynamoSnapshot s = snapshot(worker(NS, 1, AGGREGATED, MODEL, 4, 2));
         load.sample(id(1), 4, 50L, null);
@@ -436,7 +503,24 @@ class LoadBasedPickerTest {
         assertThat(picker.pick(s, new PickRequest(MODEL, Set.of(NS), EST))).isNull();
         assertThat(registry.find(SelectionMetrics.SELECTIONS).counters())
                 .allSatisfy(c -> assertThat(c.count()).isZero())
-                .hasSize(2 * SelectionReason.values().length);
+                .hasSize(7);
+    }
+
+    @Test
+    void onlySeriesTheLoadPickerCanCountAreExportedUpFront() {
+        List<String> series = registry.find(SelectionMetrics.SELECTIONS).counters().stream()
+                .map(c -> c.getId().getTag("role") + "/" + c.getId().getTag("reason")).sorted().toList();
+        assertThat(series).containsExactly("decode/load", "decode/round_robin_no_signal",
+                "decode/round_robin_stale", "prefill/load", "prefill/no_prefill_pool",
+                "prefill/round_robin_no_signal", "prefill/round_robin_stale");
+
+        // A reason recorded later (the KV-aware picker's) gets its series then, once.
+        SelectionMetrics metrics = new SelectionMetrics(registry);
+        metrics.record(SelectionReason.KV_AWARE, SelectionReason.CONDITIONAL_BYPASS);
+        metrics.record(SelectionReason.KV_AWARE, SelectionReason.CONDITIONAL_BYPASS);
+        assertThat(selections("decode", "kv_aware")).isEqualTo(2);
+        assertThat(selections("prefill", "conditional_bypass")).isEqualTo(2);
+        assertThat(registry.find(SelectionMetrics.SELECTIONS).counters()).hasSize(9);
     }
 
     @Test
@@ -446,6 +530,10 @@ class LoadBasedPickerTest {
         assertThat(picker.ledgerKeys()).isEqualTo(2);
         load.advance(Duration.ofSeconds(31));
         decodeIds(snapshot(worker(NS, 3, DECODE)), 1);
+        // Aged dispatches stop counting at once; their memory goes with the upkeep's sweep, not on a request.
+        assertThat(picker.ledgers()).isEqualTo(3);
+        picker.sweepLedger();
         assertThat(picker.ledgerKeys()).isEqualTo(1);
+        assertThat(picker.ledgers()).isEqualTo(1);
     }
 }

@@ -5,7 +5,8 @@ import org.jspecify.annotations.Nullable;
 import org.msgpack.value.ValueType;
 
 /**
- * Decodes an {@code ActiveLoad} payload (dynamo-wire.md 3.5) in either encoding of the N-2 window:
+ * Decodes an {@code ActiveLoad} payload (upstream {@code lib/kv-router/src/protocols.rs}; fields in
+ * {@code docs/load-signals.md}) in either encoding of the N-2 window:
  *
  * <ul>
  *   <li>a named map, by key name in any order, unknown keys skipped; {@code dp_rank} defaults to 0 and the
@@ -118,14 +119,23 @@ public final class ActiveLoadDecoder {
 
     private static long rank(MsgpackCursor c) throws WireException {
         long rank = c.unsigned64();
-        if (rank > MAX_DP_RANK) {
+        if (Long.compareUnsigned(rank, MAX_DP_RANK) > 0) { // unsigned: 2^63 and above read negative here
             throw WireException.malformed("dp_rank above u32");
         }
         return rank;
     }
 
+    /**
+     * A u64 load counter, or null for nil. A counter is a magnitude, not an identity: a value above
+     * {@link Long#MAX_VALUE} is held as {@code Long.MAX_VALUE} (the most load a long can say), so it can never
+     * read as negative, and costs built on it are the largest, never the smallest.
+     */
     private static @Nullable Long optional(MsgpackCursor c) throws WireException {
-        return c.tryNil() ? null : c.unsigned64();
+        if (c.tryNil()) {
+            return null;
+        }
+        long value = c.unsigned64();
+        return value < 0 ? Long.MAX_VALUE : value;
     }
 
     private static @Nullable String scope(MsgpackCursor c) throws WireException {

@@ -1,0 +1,65 @@
+package dev.continuum.router.shim;
+
+import dev.continuum.router.discovery.DynamoWorker;
+import dev.continuum.router.discovery.ModelCard;
+import dev.continuum.router.load.SampleKey;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The candidate ranks of one phase (decode or prefill) in one namespace for one model, as parallel arrays in
+ * registry order (workers by instance ID, ranks ascending). Everything a pick needs per rank that does not
+ * change between registry generations is here: the sample key, the pin it returns, the rank's dispatch
+ * ledger and the phase's capacity. Immutable after construction.
+ */
+final class CandidateRanks {
+    /** Dynamo's default {@code kv_cache_block_size}: sizes the ledger entry of a card that omits it. */
+    static final long DEFAULT_BLOCK_SIZE = 16;
+
+    final int size;
+    final SampleKey[] keys;
+    final WorkerPin[] pins;
+    final RankLedger[] ledgers;
+    /**
+     * The phase's capacity ({@code total_kv_blocks} for decode, {@code max_num_batched_tokens} for prefill),
+     * or NaN when the card lacks what the phase's cost needs: such a rank has no defined cost.
+     */
+    final double[] capacity;
+    /** The card's {@code kv_cache_block_size} for the decode cost (meaningful only where capacity is defined). */
+    final long[] costBlockSize;
+    /** The block size a dispatch is recorded in: the card's, else {@link #DEFAULT_BLOCK_SIZE}. */
+    final long[] ledgerBlockSize;
+    /** For decode ranks: the prefill ranks of the same namespace and model, or null (prefill ranks: null). */
+    final @Nullable CandidateRanks prefill;
+
+    CandidateRanks(List<Rank> ranks, boolean decode, @Nullable CandidateRanks prefill) {
+        this.size = ranks.size();
+        this.keys = new SampleKey[size];
+        this.pins = new WorkerPin[size];
+        this.ledgers = new RankLedger[size];
+        this.capacity = new double[size];
+        this.costBlockSize = new long[size];
+        this.ledgerBlockSize = new long[size];
+        this.prefill = prefill;
+        for (int i = 0; i < size; i++) {
+            Rank r = ranks.get(i);
+            DynamoWorker w = r.worker;
+            ModelCard card = w.card();
+            keys[i] = r.key;
+            ledgers[i] = r.ledger;
+            pins[i] = new WorkerPin(w.id(), w.role(), r.key.dpRank(), card != null && card.dataParallelSize() != null);
+            Integer bs = card == null ? null : card.kvCacheBlockSize();
+            boolean hasBlockSize = bs != null && bs > 0;
+            costBlockSize[i] = hasBlockSize ? bs : 0;
+            ledgerBlockSize[i] = hasBlockSize ? bs : DEFAULT_BLOCK_SIZE;
+            ModelCard.WorkerCapacity cap = w.capacity();
+            Long c = decode ? cap.totalKvBlocks() : cap.maxNumBatchedTokens();
+            boolean defined = c != null && c > 0 && (!decode || hasBlockSize);
+            capacity[i] = defined ? c : Double.NaN;
+        }
+    }
+
+    /** One rank while the index is built. */
+    record Rank(DynamoWorker worker, SampleKey key, RankLedger ledger) {
+    }
+}
