@@ -5,6 +5,7 @@ import static java.nio.file.StandardWatchEventKinds.ENTRY_DELETE;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_MODIFY;
 import static java.nio.file.StandardWatchEventKinds.OVERFLOW;
 
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
@@ -18,8 +19,10 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,14 +32,18 @@ import org.slf4j.LoggerFactory;
  * renaming the {@code ..data} symlink, and a watch on the old file's inode would see neither.
  * Events for the watched names (or {@code ..data}) start a quiet period of {@code debounce}; each new
  * event restarts it, and when it ends one reload runs. So a burst of writes gives one reload, and a
- * half-written file is not read while the writer is still busy. One daemon thread, stopped by close().
+ * half-written file is not read while the writer is still busy.
+ *
+ * <p>A lifecycle component: start opens the watch service (the JDK runs a thread of its own behind
+ * it) and starts one daemon thread; stop closes the service, and its future completes when that
+ * thread has exited.
  */
-final class ConfigFileWatcher implements AutoCloseable {
+final class ConfigFileWatcher extends StartStopSupport {
     private static final Logger log = LoggerFactory.getLogger(ConfigFileWatcher.class);
     /** The name Kubernetes gives the symlink it swaps on every ConfigMap update. */
     static final String KUBERNETES_DATA_LINK = "..data";
 
-    private final WatchService service;
+    private @Nullable WatchService service;
     private final Supplier<Set<Path>> files;
     private final long debounceNanos;
     private final Runnable onChange;
@@ -44,24 +51,28 @@ final class ConfigFileWatcher implements AutoCloseable {
     private final Map<Path, WatchKey> keysByDir = new HashMap<>();
     private volatile Map<Path, Set<String>> namesByDir = Map.of();
     private final Thread thread;
+    private final CompletableFuture<Void> exited = new CompletableFuture<>();
     private volatile boolean closed;
 
-    ConfigFileWatcher(Supplier<Set<Path>> files, Duration debounce, Runnable onChange) throws IOException {
-        this.service = FileSystems.getDefault().newWatchService();
+    ConfigFileWatcher(Supplier<Set<Path>> files, Duration debounce, Runnable onChange) {
         this.files = files;
         this.debounceNanos = debounce.toNanos();
         this.onChange = onChange;
-        register();
         this.thread = new Thread(this::run, "continuum-config-watcher");
         this.thread.setDaemon(true);
     }
 
-    void start() {
+    @Override
+    protected CompletableFuture<Void> doStart() throws IOException {
+        WatchService opened = FileSystems.getDefault().newWatchService();
+        service = opened;
+        register(opened);
         thread.start();
+        return CompletableFuture.completedFuture(null);
     }
 
     /** (Re)registers the directories of the current files; called again after each reload. */
-    private void register() {
+    private void register(WatchService service) {
         Map<Path, Set<String>> wanted = new HashMap<>();
         for (Path file : files.get()) {
             addFile(wanted, file.toAbsolutePath().normalize());
@@ -101,6 +112,11 @@ final class ConfigFileWatcher implements AutoCloseable {
     }
 
     private void run() {
+        WatchService service = this.service;
+        if (service == null) {
+            exited.complete(null);
+            return;
+        }
         long deadline = 0;
         boolean pending = false;
         try {
@@ -132,11 +148,13 @@ final class ConfigFileWatcher implements AutoCloseable {
                     } catch (RuntimeException e) {
                         log.error("config reload after a file change failed", e);
                     }
-                    register();
+                    register(service);
                 }
             }
         } catch (ClosedWatchServiceException | InterruptedException stopped) {
-            // close() was called
+            // stop() was called
+        } finally {
+            exited.complete(null);
         }
     }
 
@@ -159,19 +177,17 @@ final class ConfigFileWatcher implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    protected CompletableFuture<Void> doStop() {
         closed = true;
-        try {
-            service.close();
-        } catch (IOException e) {
-            log.debug("closing the config watch service", e);
-        }
-        if (Thread.currentThread() != thread) {
+        WatchService s = service;
+        if (s != null) {
             try {
-                thread.join(TimeUnit.SECONDS.toMillis(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                // Wakes the thread out of take()/poll() with ClosedWatchServiceException.
+                s.close();
+            } catch (IOException e) {
+                log.debug("closing the config watch service", e);
             }
         }
+        return thread.isAlive() ? exited : CompletableFuture.completedFuture(null);
     }
 }

@@ -3,8 +3,7 @@ package dev.continuum.router.core.config;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -38,10 +38,11 @@ import org.slf4j.LoggerFactory;
  * {@link #current()} reports is always what is running.
  *
  * <p>Counts {@code continuum_config_reloads_total{result}} (success, failure, unchanged).
- * {@link #startWatching()} reloads on file changes; SIGHUP and {@code POST /admin/config/reload}
- * call {@link #reload(String)}.
+ * {@link #start()} watches the files and reloads on their changes; {@link #stop()} stops the
+ * watcher (the store stays readable). SIGHUP and {@code POST /admin/config/reload} call
+ * {@link #reload(String)}.
  */
-public final class ConfigStore implements AutoCloseable {
+public final class ConfigStore extends StartStopSupport {
     private static final Logger log = LoggerFactory.getLogger(ConfigStore.class);
     public static final String RELOADS_METER = "continuum.config.reloads";
     public static final Duration DEFAULT_DEBOUNCE = Duration.ofMillis(500);
@@ -61,9 +62,7 @@ public final class ConfigStore implements AutoCloseable {
     private final Map<ReloadResult.Outcome, Counter> reloads = new EnumMap<>(ReloadResult.Outcome.class);
     private final Duration debounce;
     private final Clock clock;
-    private final Object watcherLock = new Object();
-    private @Nullable ConfigFileWatcher watcher;
-    private boolean closed;
+    private volatile @Nullable ConfigFileWatcher watcher;
 
     private ConfigStore(Builder b, LoadResult startup) {
         this.loader = b.loader;
@@ -161,25 +160,17 @@ public final class ConfigStore implements AutoCloseable {
 
     /**
      * Starts watching the config file and {@code api_keys_file} (their directories), reloading with
-     * trigger {@code file-watch} after a quiet period of the debounce. Idempotent; does nothing when
-     * the store has no file.
+     * trigger {@code file-watch} after a quiet period of the debounce. Watches nothing when the
+     * store has no file.
      */
-    public ConfigStore startWatching() {
-        synchronized (watcherLock) {
-            if (closed) {
-                throw new IllegalStateException("config store is closed");
-            }
-            if (watcher != null || file == null) {
-                return this;
-            }
-            try {
-                watcher = new ConfigFileWatcher(this::watchedFiles, debounce, () -> reload("file-watch"));
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot watch " + file, e);
-            }
-            watcher.start();
-            return this;
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        if (file == null) {
+            return CompletableFuture.completedFuture(null);
         }
+        ConfigFileWatcher w = new ConfigFileWatcher(this::watchedFiles, debounce, () -> reload("file-watch"));
+        watcher = w;
+        return w.start();
     }
 
     private Set<Path> watchedFiles() {
@@ -194,18 +185,12 @@ public final class ConfigStore implements AutoCloseable {
         return files;
     }
 
-    /** Stops the watcher thread (if any). Idempotent. */
+    /** Stops the watcher (if any); completes when its thread has exited. */
     @Override
-    public void close() {
-        ConfigFileWatcher w;
-        synchronized (watcherLock) {
-            closed = true;
-            w = watcher;
-            watcher = null;
-        }
-        if (w != null) {
-            w.close();
-        }
+    protected CompletableFuture<Void> doStop() {
+        ConfigFileWatcher w = watcher;
+        watcher = null;
+        return w == null ? CompletableFuture.completedFuture(null) : w.stop();
     }
 
     public static final class Builder {

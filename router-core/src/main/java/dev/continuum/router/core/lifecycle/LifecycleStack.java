@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,8 +14,19 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Used from one thread at a time (the process's main thread and then its shutdown hook); it is
  * not a concurrent structure.
+ *
+ * <p>Each stop runs on a short-lived thread of its own rather than on the thread that completed
+ * the previous stop: that thread is often an event loop that is itself terminating, and a
+ * component's stop may block (joining a watcher thread), which must neither stall nor deadlock it.
  */
 public final class LifecycleStack {
+    /** One thread per stop, ending with it: a handful per process lifetime, so nothing to pool or own. */
+    private static final Executor STOPPER = task -> {
+        Thread t = new Thread(task, "continuum-lifecycle-stop");
+        t.setDaemon(true);
+        t.start();
+    };
+
     private final Deque<Lifecycle> started = new ArrayDeque<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private boolean stopping;
@@ -52,7 +64,7 @@ public final class LifecycleStack {
         @Nullable Lifecycle next;
         while ((next = pollStarted()) != null) {
             Lifecycle component = next;
-            chain = chain.thenCompose(ignored -> component.stop());
+            chain = chain.thenComposeAsync(ignored -> component.stop(), STOPPER);
         }
         chain.whenComplete((ignored, failure) -> stopped.complete(null));
         return stopped;

@@ -3,6 +3,7 @@ package dev.continuum.router.core.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.continuum.router.core.lifecycle.LifecycleState;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -28,7 +30,7 @@ class ConfigFileWatcherTest {
     @AfterEach
     void stop() {
         if (store != null) {
-            store.close();
+            store.stop().join();
         }
     }
 
@@ -38,7 +40,8 @@ class ConfigFileWatcherTest {
 
     private ConfigStore watch(Path file) {
         store = ConfigStore.builder(TestConfigs.loader(dir, Map.of()).overrides(ConfigOverrides.none().withConfigFile(file)).build())
-                .meterRegistry(registry).debounce(DEBOUNCE).build().startWatching();
+                .meterRegistry(registry).debounce(DEBOUNCE).build();
+        store.start().join();
         return store;
     }
 
@@ -124,14 +127,35 @@ class ConfigFileWatcherTest {
     }
 
     @Test
-    void stopsWatchingWhenClosed() throws IOException {
+    void stopsWatchingWhenStoppedAndReleasesItsThread() throws IOException {
         Path file = dir.resolve("config.yaml");
         Files.writeString(file, config(1));
-        watch(file).close();
+        ConfigStore watching = watch(file);
+        assertThat(watcherThreads()).isEqualTo(1);
+        CompletableFuture<Void> stopped = watching.stop();
+        assertThat(watching.stop()).isSameAs(stopped);
+        stopped.join();
+        assertThat(watching.state()).isEqualTo(LifecycleState.STOPPED);
 
         Files.writeString(file, config(2));
 
         await().during(DEBOUNCE.multipliedBy(3)).atMost(DEBOUNCE.multipliedBy(5)).until(() -> weight() == 1);
-        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().equals("continuum-config-watcher"));
+        // The stop future completes as the thread's last act; the thread itself ends right after.
+        await().atMost(5, TimeUnit.SECONDS).until(() -> watcherThreads() == 0);
+    }
+
+    @Test
+    void aStoreWithoutAFileStartsAndStopsWithoutAThread() {
+        store = ConfigStore.builder(TestConfigs.loader(dir, Map.of()).build()).meterRegistry(registry).build();
+        store.start().join();
+        assertThat(store.state()).isEqualTo(LifecycleState.STARTED);
+        assertThat(watcherThreads()).isZero();
+        store.stop().join();
+        assertThat(store.state()).isEqualTo(LifecycleState.STOPPED);
+    }
+
+    private static long watcherThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().equals("continuum-config-watcher")).count();
     }
 }

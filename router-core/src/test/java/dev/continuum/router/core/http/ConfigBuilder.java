@@ -36,6 +36,7 @@ final class ConfigBuilder {
     Duration headerReadTimeout = Duration.ofSeconds(10);
     Duration idleTimeout = Duration.ofSeconds(60);
     int poolSize = 100;
+    Duration shutdownGrace = Duration.ofSeconds(5);
     SelectionStrategy strategy = SelectionStrategy.ROUND_ROBIN;
     HealthCheckConfig health = new HealthCheckConfig(false, Duration.ofSeconds(30), Duration.ofSeconds(10), 3, 2,
             "/v1/models", Duration.ofSeconds(1), Duration.ofSeconds(300));
@@ -88,7 +89,7 @@ final class ConfigBuilder {
 
     ServerConfig serverConfig() {
         return new ServerConfig(binds, socketMode, 2, poolSize, maxBody, maxHeader, maxLine, requestTimeout,
-                connectTimeout, headerReadTimeout, idleTimeout, Duration.ofSeconds(5));
+                connectTimeout, headerReadTimeout, idleTimeout, shutdownGrace);
     }
 
     RouterConfig build() {
