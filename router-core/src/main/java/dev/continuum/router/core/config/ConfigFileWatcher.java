@@ -177,6 +177,11 @@ final class ConfigFileWatcher extends StartStopSupport {
     }
 
     @Override
+    protected String lifecycleName() {
+        return "config file watcher";
+    }
+
+    @Override
     protected CompletableFuture<Void> doStop() {
         closed = true;
         WatchService s = service;

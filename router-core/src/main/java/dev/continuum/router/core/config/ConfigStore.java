@@ -185,6 +185,11 @@ public final class ConfigStore extends StartStopSupport {
         return files;
     }
 
+    @Override
+    protected String lifecycleName() {
+        return "config store";
+    }
+
     /** Stops the watcher (if any); completes when its thread has exited. */
     @Override
     protected CompletableFuture<Void> doStop() {

@@ -213,6 +213,11 @@ final class NettyHttpServer extends StartStopSupport implements HttpServer {
     }
 
     @Override
+    protected String lifecycleName() {
+        return "HTTP server";
+    }
+
+    @Override
     public List<SocketAddress> boundAddresses() {
         return List.copyOf(bound);
     }

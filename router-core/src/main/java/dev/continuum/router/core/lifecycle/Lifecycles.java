@@ -51,10 +51,5 @@ public final class Lifecycles {
         protected String lifecycleName() {
             return name;
         }
-
-        @Override
-        public String toString() {
-            return name;
-        }
     }
 }

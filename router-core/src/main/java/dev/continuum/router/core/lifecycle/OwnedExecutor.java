@@ -119,11 +119,6 @@ public final class OwnedExecutor extends StartStopSupport {
 
     @Override
     protected String lifecycleName() {
-        return prefix;
-    }
-
-    @Override
-    public String toString() {
-        return "OwnedExecutor[" + prefix + "]";
+        return prefix + " threads";
     }
 }
