@@ -11,6 +11,9 @@ import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadResult;
 import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.core.lifecycle.LifecycleStack;
+import dev.continuum.router.core.lifecycle.Lifecycles;
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.shim.LoadBasedPicking;
@@ -24,65 +27,38 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.SocketAddress;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running router: config store, metrics registry, HTTP server with its local routes, file
- * watcher and signal handlers. Starts in dependency order and stops in reverse.
+ * One running router: config store, metrics registry, Dynamo subsystems, HTTP server with its local
+ * routes, file watcher. Every long-lived part is a lifecycle component pushed on one
+ * {@link LifecycleStack} in dependency order; a failed start, {@link #close()}, and SIGTERM (through
+ * the shutdown hook, which calls {@link #close()}) all stop them through the stack, in reverse.
+ * The order is in docs/operations.md.
  */
 final class RouterProcess implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RouterProcess.class);
 
+    private final LifecycleStack stack;
     private final ConfigStore store;
-    private final PrometheusMeterRegistry registry;
     private final HttpServer server;
-    private final JvmGcMetrics gcMetrics;
-    private final ExecutorService blocking;
-    private final DynamoSubsystems dynamo;
+    private final DiscoverySupervisor discovery;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private RouterProcess(ConfigStore store, PrometheusMeterRegistry registry, HttpServer server,
-                          JvmGcMetrics gcMetrics, ExecutorService blocking, DynamoSubsystems dynamo) {
+    private RouterProcess(LifecycleStack stack, ConfigStore store, HttpServer server, DiscoverySupervisor discovery) {
+        this.stack = stack;
         this.store = store;
-        this.registry = registry;
         this.server = server;
-        this.gcMetrics = gcMetrics;
-        this.blocking = blocking;
-        this.dynamo = dynamo;
-    }
-
-    /** The Dynamo subsystems, stopped after the HTTP server and in reverse order of starting. */
-    private record DynamoSubsystems(DiscoverySupervisor discovery, LoadSupervisor load, AutoCloseable following,
-            LoadBasedPicking picking) {
-        void close() {
-            picking.stop().join();
-            closeQuietly(following);
-            load.stop().join();
-            discovery.close();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception e) {
-            LOG.warn("close failed", e);
-        }
+        this.discovery = discovery;
     }
 
     DiscoverySupervisor discovery() {
-        return dynamo.discovery();
+        return discovery;
     }
 
     /** Runs until SIGTERM/SIGINT, then drains gracefully. Throws a ConfigException for a bad config. */
@@ -96,7 +72,25 @@ final class RouterProcess implements AutoCloseable {
 
     /** Loads and validates the config, then starts everything; listeners are bound on return. */
     static RouterProcess start(ConfigLoader loader, DynamoSections sections) {
+        return start(loader, sections, LifecycleStack.Listener.NONE);
+    }
+
+    /** As {@link #start(ConfigLoader, DynamoSections)}, telling {@code listener} each component's start and stop. */
+    static RouterProcess start(ConfigLoader loader, DynamoSections sections, LifecycleStack.Listener listener) {
+        LifecycleStack stack = new LifecycleStack(listener);
+        try {
+            return wire(stack, loader, sections);
+        } catch (RuntimeException | Error e) {
+            // A component that failed to start has already unwound the stack; a failure between pushes
+            // (a builder refusing a value) has not. Either way the stack's stop is the one teardown.
+            stack.stopAll().join();
+            throw e;
+        }
+    }
+
+    private static RouterProcess wire(LifecycleStack stack, ConfigLoader loader, DynamoSections sections) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        stack.push(Lifecycles.opening("meter registry", () -> registry::close));
         ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
         RouterConfig config = store.current();
         LoggingSetup.apply(config.logging());
@@ -105,23 +99,34 @@ final class RouterProcess implements AutoCloseable {
         if (!config.admin().enabled()) {
             LOG.warn("admin API disabled: add an admin.auth section to enable /admin/*");
         }
+        stack.push(Lifecycles.opening("JVM metrics", () -> {
+            new JvmMemoryMetrics().bindTo(registry);
+            new JvmThreadMetrics().bindTo(registry);
+            new ProcessorMetrics().bindTo(registry);
+            new UptimeMetrics().bindTo(registry);
+            JvmGcMetrics gcMetrics = new JvmGcMetrics();
+            gcMetrics.bindTo(registry);
+            return gcMetrics;
+        }));
+        // Admin and scrape calls may block (file reads, meter walks): a small named pool keeps them
+        // off the event loops without a thread per call.
+        OwnedExecutor blocking = stack.push(OwnedExecutor.fixed("continuum-blocking", 2));
 
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-        JvmGcMetrics gcMetrics = new JvmGcMetrics();
-        gcMetrics.bindTo(registry);
-
-        // Dynamo subsystems first: the registry exists (empty) even while discovery is off, so the
-        // admin view and, later, the pickers always have something to read.
+        // Dynamo subsystems before the server: the registry exists (empty) even while discovery is off,
+        // so the admin view and the pickers always have something to read.
         DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
-        discovery.start(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
+        discovery.reload(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
+        stack.push(discovery);
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LongSupplier ticker = System::nanoTime;
-        LoadSupervisor load = LoadSupervisor.builder(registry).ticker(ticker)
-                .config(config.dynamo().section(sections.load())).build();
-        AutoCloseable followingFleet = load.follow(discovery.registry());
+        LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
+                .config(config.dynamo().section(sections.load())).build());
+        stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));
+        // The picker's upkeep (candidate index per fleet view, the dispatch ledger's sweep) on its own
+        // thread: after the load store and registry it reads, before the server that pins through it,
+        // so the server drains before the upkeep stops.
+        LoadBasedPicking picking = stack.push(
+                LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry()));
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
@@ -132,32 +137,18 @@ final class RouterProcess implements AutoCloseable {
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
                         new DynamoWorkersEndpoint(discovery.registry(), load))
                 .build();
-        // Admin and scrape calls may block (file reads, meter walks): a small named pool keeps them
-        // off the event loops without a thread per call.
-        ExecutorService blocking = Executors.newFixedThreadPool(2, daemonThreads("continuum-blocking"));
+        // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
-                .blockingExecutor(blocking)
+                .blockingExecutor(blocking.executor())
                 .routeExact("/health", health)
                 .routeExact("/healthz", health)
                 .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))
                 .routePrefix("/admin/", admin)
                 .build();
         serverRef.set(server);
-        try {
-            server.start();
-        } catch (RuntimeException e) {
-            closeQuietly(followingFleet);
-            load.stop().join();
-            discovery.close();
-            store.close();
-            blocking.shutdownNow();
-            throw e;
-        }
+        stack.push(server);
         // Worker pinning: the shim dispatcher reads the live snapshot, load store and shim config per
         // request, so reloads need no re-wiring here.
-        // The picking's upkeep (candidate index per fleet view, ledger sweep) runs on its own daemon thread.
-        LoadBasedPicking picking = LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry());
-        picking.start().join();
         server.proxy().dispatchHook(ShimDispatcher.create(discovery.registry()::snapshot,
                 () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry));
         store.subscribe((before, after, plan) -> {
@@ -167,19 +158,10 @@ final class RouterProcess implements AutoCloseable {
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());
         });
-        store.startWatching();
+        // Last: the file watcher's reloads reach every component above, and it stops first.
+        stack.push(store);
         LOG.info("continuum-router {} listening on {}", Main.version(), server.boundAddresses());
-        return new RouterProcess(store, registry, server, gcMetrics, blocking,
-                new DynamoSubsystems(discovery, load, followingFleet, picking));
-    }
-
-    private static ThreadFactory daemonThreads(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+        return new RouterProcess(stack, store, server, discovery);
     }
 
     /** Returns once {@link #close} has finished (from a shutdown hook, say). */
@@ -203,26 +185,17 @@ final class RouterProcess implements AutoCloseable {
         return result;
     }
 
-    /** Graceful: readiness off, stop accepting, drain in-flight work up to the grace period, then stop. */
+    /**
+     * Graceful: the stack stops every component in reverse start order; the HTTP server's stop turns
+     * readiness off, stops accepting and drains in-flight work up to the grace period. Idempotent; a
+     * second caller (the shutdown hook after a close) waits for the same stop.
+     */
     @Override
     public void close() {
-        if (stopped.getCount() == 0) {
-            return;
-        }
-        Duration grace = store.current().server().shutdownGracePeriod();
-        LOG.info("shutting down: draining in-flight requests for up to {}", grace);
-        try {
-            server.shutdown(grace).get(grace.toMillis() + 5_000, TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            LOG.warn("shutdown did not complete cleanly", e);
-        } finally {
-            dynamo.close();
-            store.close();
-            blocking.shutdownNow();
-            gcMetrics.close();
-            registry.close();
-            LOG.info("stopped");
-            stopped.countDown();
-        }
+        LOG.info("shutting down: draining in-flight requests for up to {}",
+                store.current().server().shutdownGracePeriod());
+        stack.stopAll().join();
+        LOG.info("stopped");
+        stopped.countDown();
     }
 }

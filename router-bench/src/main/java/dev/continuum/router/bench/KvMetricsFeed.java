@@ -60,6 +60,7 @@ final class KvMetricsFeed implements AutoCloseable {
         };
         supervisor = LoadSupervisor.builder(new SimpleMeterRegistry()).ticker(ticker)
                 .directConnector(policy -> connector).build();
+        supervisor.start().join();
         DynamoPublisher publisher = new DynamoPublisher(new PublisherId(Fleets.NS, PUBLISHER),
                 PublisherTopic.KV_METRICS, "decode", "generate", "tcp://127.0.0.1:41000");
         supervisor.update(new LoadTargets(1, List.of(publisher), live));

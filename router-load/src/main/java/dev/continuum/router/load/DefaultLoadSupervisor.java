@@ -1,5 +1,7 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.PublisherId;
@@ -8,6 +10,7 @@ import dev.continuum.router.load.zmtp.ZmtpConnector;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -16,18 +19,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The load supervisor. Writers ({@link #update}, {@link #reconfigure}, {@link #stop}) hold the monitor;
+ * The load supervisor. Writers ({@link #update}, {@link #reconfigure}, start and stop) hold the monitor;
  * {@link #running} is a concurrent map so gauges and the admin view read it without the monitor.
+ *
+ * <p>Owns what it starts: its event loop (unless one was given), the thread that follows the registry and
+ * the dial connector; the store and the meters exist from construction so they can be wired before start.
  */
-final class DefaultLoadSupervisor implements LoadSupervisor {
+final class DefaultLoadSupervisor extends StartStopSupport implements LoadSupervisor {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultLoadSupervisor.class);
 
     /** Ascending publisher_id (unsigned), then namespace: the seed's admission order. */
@@ -37,12 +41,12 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
 
     private final ConcurrentLoadStore store;
     private final LoadMetrics metrics;
-    private final EventLoopGroup group;
-    private final boolean ownsGroup;
+    private final @Nullable EventLoopGroup givenGroup;
     private final LoadSupervisor.Builder settings;
     private final KvMetricsSubscription.Context context;
     private final ConcurrentHashMap<PublisherId, KvMetricsSubscription> running = new ConcurrentHashMap<>();
-    private final ExecutorService followExecutor;
+    private final OwnedExecutor followExecutor = OwnedExecutor.fixed("load-supervisor", 1);
+    private @Nullable EventLoopGroup group;
 
     private LoadConfig config;
     private @Nullable ZmtpConnector connector;
@@ -50,29 +54,33 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
     private volatile int loadPublishers;
     private boolean capLogged;
     private boolean stopped;
-    private @Nullable CompletableFuture<Void> stopFuture;
 
     DefaultLoadSupervisor(LoadSupervisor.Builder b) {
         this.settings = b;
         this.store = new ConcurrentLoadStore(b.ticker, b.maxStoreEntries);
         this.metrics = new LoadMetrics(b.meterRegistry, store, this::count);
         store.listener(metrics);
-        if (b.eventLoopGroup != null) {
-            this.group = b.eventLoopGroup;
-            this.ownsGroup = false;
-        } else {
-            this.group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-            this.ownsGroup = true;
-        }
+        this.givenGroup = b.eventLoopGroup;
         this.context = new KvMetricsSubscription.Context(store, metrics, b.limits, b.backoff, b.random);
-        this.followExecutor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "load-supervisor");
-            t.setDaemon(true);
-            return t;
-        });
         this.config = b.config;
         store.maxStaleness(config.maxStaleness());
-        this.connector = connectorFor(config);
+    }
+
+    @Override
+    protected synchronized CompletableFuture<Void> doStart() {
+        group = givenGroup != null ? givenGroup
+                : new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("continuum-load"), NioIoHandler.newFactory());
+        followExecutor.start().join();
+        connector = connectorFor(config);
+        return CompletableFuture.completedFuture(null);
+    }
+
+    private EventLoopGroup group() {
+        EventLoopGroup g = group;
+        if (g == null) {
+            throw new IllegalStateException("load supervisor not started");
+        }
+        return g;
     }
 
     private @Nullable ZmtpConnector connectorFor(LoadConfig c) {
@@ -111,6 +119,7 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
         if (stopped) {
             return;
         }
+        group(); // fails before the start: there is nothing to run subscriptions on
         targets = next;
         loadPublishers = next.publishers().size();
         // The gate first: samples of departed workers go now, and none can enter after this returns.
@@ -149,14 +158,14 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
 
     private void startSubscription(DynamoPublisher p) {
         Transport transport = config.transport();
-        KvMetricsSubscription s = new KvMetricsSubscription(p, connector, transport, group.next(), context);
+        KvMetricsSubscription s = new KvMetricsSubscription(p, connector, transport, group().next(), context);
         running.put(p.id(), s);
         s.start();
     }
 
     private CompletableFuture<Void> stopWithGrace(KvMetricsSubscription s, boolean dropSamples) {
         CompletableFuture<Void> done = s.stop(dropSamples);
-        group.next().schedule(() -> {
+        group().next().schedule(() -> {
             if (!done.isDone()) {
                 LOG.warn("kv_metrics subscription {} did not stop within {}; aborting it", s.publisher().id(),
                         settings.stopGrace);
@@ -174,7 +183,8 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
         LoadConfig before = config;
         config = next;
         store.maxStaleness(next.maxStaleness());
-        if (!before.restartsSubscriptions(next)) {
+        // Before the start there is nothing to restart: the start dials under the new config.
+        if (group == null || !before.restartsSubscriptions(next)) {
             return;
         }
         LOG.info("dynamo.load transport or direct_allow_cidrs changed: restarting {} kv_metrics subscriptions",
@@ -196,9 +206,10 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
 
     @Override
     public AutoCloseable follow(DynamoRegistry registry) {
-        DynamoRegistry.Subscription subscription = registry.subscribe(followExecutor,
+        var executor = followExecutor.executor();
+        DynamoRegistry.Subscription subscription = registry.subscribe(executor,
                 generation -> update(LoadTargets.from(registry.snapshot())));
-        followExecutor.execute(() -> update(LoadTargets.from(registry.snapshot())));
+        executor.execute(() -> update(LoadTargets.from(registry.snapshot())));
         return subscription::close;
     }
 
@@ -215,11 +226,12 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
         return loadPublishers;
     }
 
+    /**
+     * Stops every subscription (each within the stop grace), then closes the connector, removes the meters
+     * and shuts down the follow thread and the owned event loop; completes when those threads have ended.
+     */
     @Override
-    public synchronized CompletableFuture<Void> stop() {
-        if (stopFuture != null) {
-            return stopFuture;
-        }
+    protected synchronized CompletableFuture<Void> doStop() {
         stopped = true;
         List<CompletableFuture<Void>> stopping = new ArrayList<>();
         for (KvMetricsSubscription s : running.values()) {
@@ -228,20 +240,32 @@ final class DefaultLoadSupervisor implements LoadSupervisor {
         running.clear();
         ZmtpConnector c = connector;
         connector = null;
-        followExecutor.shutdown();
-        stopFuture = CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new))
+        CompletableFuture<Void> following = followExecutor.stop();
+        EventLoopGroup owned = givenGroup == null ? group : null;
+        return CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new))
                 .orTimeout(settings.stopGrace.toMillis() + 1_000, TimeUnit.MILLISECONDS)
                 .handle((v, e) -> {
                     if (c != null) {
                         c.close();
                     }
                     metrics.close();
-                    if (ownsGroup) {
-                        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-                    }
                     return null;
+                })
+                .thenCompose(ignored -> following)
+                .thenCompose(ignored -> {
+                    CompletableFuture<Void> loops = new CompletableFuture<>();
+                    if (owned == null) {
+                        loops.complete(null);
+                    } else {
+                        owned.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> loops.complete(null));
+                    }
+                    return loops;
                 });
-        return stopFuture;
+    }
+
+    @Override
+    protected String lifecycleName() {
+        return "load supervisor";
     }
 
     /** Test hook: the running subscription of a publisher. */

@@ -1,5 +1,6 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.core.lifecycle.Lifecycle;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.load.zmtp.CidrPolicy;
 import dev.continuum.router.load.zmtp.DirectTcpConnector;
@@ -10,7 +11,6 @@ import io.netty.channel.EventLoopGroup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
@@ -23,6 +23,7 @@ import org.jspecify.annotations.Nullable;
  * LoadSupervisor load = LoadSupervisor.builder(meterRegistry)
  *         .config(config.dynamo().section(loadSection))
  *         .build();
+ * load.start().join();                                 // its event loop, follow thread and connector
  * AutoCloseable following = load.follow(registry);   // subscriptions now follow discovery
  * LoadSample s = load.store().freshDefault(workerId, dpRank);
  * load.reconfigure(newLoadConfig);                     // on a config reload
@@ -42,9 +43,13 @@ import org.jspecify.annotations.Nullable;
  * connect does). Under {@code transport: broker} without a broker connector (no event bus in this build)
  * subscriptions stay {@code pending} and a warning is logged.
  *
+ * <p>A {@link Lifecycle} component: {@link #update} and {@link #follow} need it started; its
+ * {@link #store()} is readable from construction. {@link #stop()} stops every subscription (each
+ * within {@link #STOP_GRACE}), removes the meters and completes when the supervisor's threads have ended.
+ *
  * <p>Thread-safe: {@link #update} and {@link #reconfigure} are serialized; reads never block.
  */
-public interface LoadSupervisor extends AutoCloseable {
+public interface LoadSupervisor extends Lifecycle {
     /** The seed's cap on active subscriptions (sockets). */
     int MAX_SUBSCRIPTIONS = 1024;
     /** How long a stopping subscription may take before it is aborted. */
@@ -57,7 +62,7 @@ public interface LoadSupervisor extends AutoCloseable {
     /** The store the pickers read. */
     LoadStore store();
 
-    /** Follows one registry generation: live workers and kv_metrics publishers. */
+    /** Follows one registry generation: live workers and kv_metrics publishers. Ignored after the stop. */
     void update(LoadTargets targets);
 
     /** Applies a reloaded {@code dynamo.load}. */
@@ -75,15 +80,8 @@ public interface LoadSupervisor extends AutoCloseable {
     /** kv_metrics publishers in the last targets, admitted or not (the admin API's {@code load_publishers}). */
     int loadPublishers();
 
-    /** Stops every subscription (each within {@link #STOP_GRACE}) and removes the meters; idempotent. */
-    CompletableFuture<Void> stop();
 
-    @Override
-    default void close() {
-        stop().join();
-    }
-
-    /** Builds a running supervisor; everything but the meter registry has a production default. */
+    /** Builds a supervisor to start; everything but the meter registry has a production default. */
     final class Builder {
         final MeterRegistry meterRegistry;
         LoadConfig config = LoadConfig.DEFAULTS;

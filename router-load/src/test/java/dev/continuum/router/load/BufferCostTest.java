@@ -36,6 +36,7 @@ class BufferCostTest {
                     .builder(new SimpleMeterRegistry())
                     .directConnector(policy -> DirectTcpConnector.builder().policy(policy).allocator(allocator).build())
                     .build();
+            supervisor.start().join();
             try {
                 supervisor.update(targets(1, List.of(publisher(7, pub.address())), worker(1)));
                 await().pollInSameThread().pollInterval(Duration.ofMillis(10)).atMost(Duration.ofSeconds(10))

@@ -53,6 +53,7 @@ class FollowRegistryTest {
                     List.of("dynamo"), FleetView.empty());
             LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry())
                     .backoff(RealPublisherTest.FAST).build();
+            supervisor.start().join();
             try (AutoCloseable following = supervisor.follow(registry)) {
                 writer.publish(FleetView.of(List.of(w), List.of(Fixtures.publisher(7, pub.address()))));
                 await().pollInSameThread().pollInterval(Duration.ofMillis(10)).atMost(Duration.ofSeconds(10))

@@ -82,6 +82,7 @@ class HostilePeerTest {
                     .backoff(RealPublisherTest.FAST)
                     .limits(ZmtpLimits.KV_METRICS.withHandshakeTimeout(Duration.ofMillis(300)))
                     .stopGrace(Duration.ofSeconds(1)).build();
+            supervisor.start().join();
             try {
                 supervisor.update(targets(1, List.of(publisher(7, "tcp://127.0.0.1:" + server.getLocalPort())),
                         worker(1)));

@@ -69,6 +69,7 @@ class PythonCrossCheckTest {
                     time.sleep(0.02)
                 """);
         LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry()).build();
+        supervisor.start().join();
         try {
             BufferedReader reader = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             int port = Integer.parseInt(reader.readLine().trim());

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.zeromq.ZContext;
@@ -27,6 +28,11 @@ class RealPublisherTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final DefaultLoadSupervisor supervisor = (DefaultLoadSupervisor) LoadSupervisor.builder(registry)
             .ticker(ticker).backoff(FAST).stopGrace(Duration.ofSeconds(1)).build();
+
+    @BeforeEach
+    void startSupervisor() {
+        supervisor.start().join();
+    }
 
     @AfterEach
     void tearDown() {

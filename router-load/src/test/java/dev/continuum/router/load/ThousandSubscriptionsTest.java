@@ -33,6 +33,7 @@ class ThousandSubscriptionsTest {
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             LoadSupervisor supervisor = LoadSupervisor.builder(registry).backoff(RealPublisherTest.FAST).build();
+            supervisor.start().join();
             try {
                 supervisor.update(targets(1, records, worker(1)));
 

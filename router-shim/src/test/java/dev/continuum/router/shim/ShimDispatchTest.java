@@ -61,7 +61,7 @@ class ShimDispatchTest {
     @AfterEach
     void tearDown() {
         if (server != null) {
-            server.shutdown(Duration.ofMillis(300)).join();
+            server.stop().join();
         }
         shimA.close();
         shimB.close();
@@ -84,8 +84,8 @@ class ShimDispatchTest {
         RouterConfig config = ConfigLoader.builder().environment(Map.of())
                 .dynamoSection(DiscoverySection.create(Map.of())).dynamoSection(section).build()
                 .loadString(yaml).orThrow();
-        server = HttpServer.builder(config, registry).build();
-        server.start();
+        server = HttpServer.builder(config, registry).shutdownGrace(Duration.ofMillis(300)).build();
+        server.start().join();
         port = ((InetSocketAddress) server.boundAddresses().get(0)).getPort();
         ShimDispatcher dispatcher = ShimDispatcher.create(fleet::get, () -> config.dynamo().section(section),
                 DynamoWorkerPicker.loadBased(load, load, registry), registry);

@@ -45,7 +45,7 @@ class ShimWithFrontendEmulatorTest {
     @AfterEach
     void tearDown() {
         if (server != null) {
-            server.shutdown(Duration.ofMillis(300)).join();
+            server.stop().join();
         }
         if (frontend != null) {
             frontend.close();
@@ -71,8 +71,8 @@ class ShimWithFrontendEmulatorTest {
                           shim: {backends: [frontend]}
                         """.formatted(frontend.address().getPort(), MODEL)).orThrow();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        server = HttpServer.builder(config, registry).build();
-        server.start();
+        server = HttpServer.builder(config, registry).shutdownGrace(Duration.ofMillis(300)).build();
+        server.start().join();
         port = ((InetSocketAddress) server.boundAddresses().get(0)).getPort();
         server.proxy().dispatchHook(ShimDispatcher.create(fleet::get, () -> config.dynamo().section(section),
                 DynamoWorkerPicker.loadBased(load, load, registry), registry));

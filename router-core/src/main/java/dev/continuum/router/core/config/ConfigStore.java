@@ -3,8 +3,7 @@ package dev.continuum.router.core.config;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import java.nio.charset.CharacterCodingException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -15,7 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -43,10 +42,11 @@ import org.slf4j.LoggerFactory;
  * {@link #current()} reports is always what is running.
  *
  * <p>Counts {@code continuum_config_reloads_total{result}} (success, failure, unchanged).
- * {@link #startWatching()} reloads on file changes; SIGHUP and {@code POST /admin/config/reload}
- * call {@link #reload(String)}.
+ * {@link #start()} watches the files and reloads on their changes; {@link #stop()} stops the
+ * watcher (the store stays readable). SIGHUP and {@code POST /admin/config/reload} call
+ * {@link #reload(String)}.
  */
-public final class ConfigStore implements AutoCloseable {
+public final class ConfigStore extends StartStopSupport {
     private static final Logger log = LoggerFactory.getLogger(ConfigStore.class);
     public static final String RELOADS_METER = "continuum.config.reloads";
     public static final Duration DEFAULT_DEBOUNCE = Duration.ofMillis(500);
@@ -66,10 +66,8 @@ public final class ConfigStore implements AutoCloseable {
     private final Map<ReloadResult.Outcome, Counter> reloads = new EnumMap<>(ReloadResult.Outcome.class);
     private final Duration debounce;
     private final Clock clock;
-    private final Object watcherLock = new Object();
-    private @Nullable FileWatchReloader watcher;
     private final @Nullable TaskScheduler scheduler;
-    private boolean closed;
+    private volatile @Nullable FileWatchReloader watcher;
 
     private ConfigStore(Builder b, LoadResult startup) {
         this.loader = b.loader;
@@ -215,30 +213,19 @@ public final class ConfigStore implements AutoCloseable {
     /**
      * Starts watching the config file and {@code api_keys_file} (their directories), reloading with
      * trigger {@code file-watch} once the files are complete: quiet for the debounce, then the same
-     * bytes on two reads one debounce apart (see {@link ReloadDebouncer}). Idempotent; does nothing
-     * when the store has no file.
+     * bytes on two reads one debounce apart (see {@link ReloadDebouncer}). Watches nothing when the
+     * store has no file.
      */
-    public ConfigStore startWatching() {
-        synchronized (watcherLock) {
-            if (closed) {
-                throw new IllegalStateException("config store is closed");
-            }
-            if (watcher != null || file == null) {
-                return this;
-            }
-            FileWatchReloader w = new FileWatchReloader(this::watchedFiles, debounce, scheduler,
-                    snapshot -> reload("file-watch", snapshot.get(file)));
-            try {
-                w.start().join();
-            } catch (CompletionException e) {
-                if (e.getCause() instanceof IOException io) {
-                    throw new UncheckedIOException("cannot watch " + file, io);
-                }
-                throw new IllegalStateException("cannot watch " + file, e.getCause());
-            }
-            watcher = w;
-            return this;
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        Path watched = file;
+        if (watched == null) {
+            return CompletableFuture.completedFuture(null);
         }
+        FileWatchReloader w = new FileWatchReloader(this::watchedFiles, debounce, scheduler,
+                snapshot -> reload("file-watch", snapshot.get(watched)));
+        watcher = w;
+        return w.start();
     }
 
     private Set<Path> watchedFiles() {
@@ -253,18 +240,17 @@ public final class ConfigStore implements AutoCloseable {
         return files;
     }
 
-    /** Stops the watcher thread and the reload scheduler (if any). Idempotent. */
     @Override
-    public void close() {
-        FileWatchReloader w;
-        synchronized (watcherLock) {
-            closed = true;
-            w = watcher;
-            watcher = null;
-        }
-        if (w != null) {
-            w.stop().join();
-        }
+    protected String lifecycleName() {
+        return "config store";
+    }
+
+    /** Stops the watcher and the reload scheduler (if any); completes when their threads have exited. */
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        FileWatchReloader w = watcher;
+        watcher = null;
+        return w == null ? CompletableFuture.completedFuture(null) : w.stop();
     }
 
     public static final class Builder {

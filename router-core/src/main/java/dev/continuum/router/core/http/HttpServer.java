@@ -1,13 +1,13 @@
 package dev.continuum.router.core.http;
 
 import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.core.lifecycle.Lifecycle;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.core.proxy.ProxyService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
@@ -20,24 +20,30 @@ import java.util.concurrent.Executor;
  *         .routeExact("/health", healthRoute)
  *         .routePrefix("/admin/", adminRoute)
  *         .build();
- * server.start();                       // binds every listener, throws if one fails
+ * server.start().join();                // binds every listener, fails if one cannot be bound
  * server.apply(newConfig);              // hot reload (listeners are not rebound)
- * server.shutdown(Duration.ofSeconds(30)).join();
+ * server.stop().join();                 // graceful, within the shutdown grace
  * }</pre>
+ *
+ * <p>{@link #start()} binds every listener before its future completes (a failure releases what
+ * was bound and the future fails). {@link #stop()} is the graceful shutdown: readiness off,
+ * listeners closed (new connections are refused, unix socket files deleted), idle keep-alive
+ * connections closed now and busy ones after their current response ({@code Connection: close}),
+ * in-flight requests and streams given up to the shutdown grace, then everything still open is
+ * closed and the event loops stop; the future completes when they have. The grace is the
+ * builder's {@link Builder#shutdownGrace} when set, else {@code server.shutdown_grace_period} of
+ * the config last applied.
  */
-public interface HttpServer {
+public interface HttpServer extends Lifecycle {
 
     static Builder builder(RouterConfig config, MeterRegistry registry) {
         return new NettyHttpServer.ServerBuilder(config, registry);
     }
 
-    /** Creates the event loops and the proxy, binds every listener; ready afterwards. */
-    void start();
-
     /** The bound addresses, in configuration order (TCP port 0 resolved to the real port). */
     List<SocketAddress> boundAddresses();
 
-    /** True from a successful start until shutdown begins. */
+    /** True from a successful start until the stop begins. */
     boolean ready();
 
     ProxyService proxy();
@@ -48,16 +54,6 @@ public interface HttpServer {
      * needs a restart.
      */
     void apply(RouterConfig config);
-
-    /**
-     * Graceful shutdown: readiness off; for {@code server.shutdown_quiet_period} (at most
-     * {@code grace}) the listeners still accept, so health checks see the 503; then listeners
-     * closed (new connections are refused, unix socket files deleted), idle keep-alive connections closed now and busy ones after their
-     * current response ({@code Connection: close}), in-flight requests and streams given up to
-     * the rest of {@code grace}, then everything still open is closed and the event loops stop. Idempotent:
-     * later calls return the same future.
-     */
-    CompletableFuture<Void> shutdown(Duration grace);
 
     interface Builder {
         /** Answers {@code path} exactly (query excluded). */
@@ -73,6 +69,9 @@ public interface HttpServer {
         Builder proxyOptions(ProxyOptions options);
 
         Builder ingressLimits(IngressLimits limits);
+
+        /** How long a stop lets in-flight work finish; default: the config's {@code shutdown_grace_period}. */
+        Builder shutdownGrace(Duration grace);
 
         HttpServer build();
     }

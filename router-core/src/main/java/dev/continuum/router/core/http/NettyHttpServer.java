@@ -2,6 +2,7 @@ package dev.continuum.router.core.http;
 
 import dev.continuum.router.core.config.BindAddress;
 import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.core.metrics.ProxyMetrics;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.core.proxy.ProxyService;
@@ -42,7 +43,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * serves clients, opens upstream connections and runs health probes, so a request and its
  * upstream stay on one thread.
  */
-final class NettyHttpServer implements HttpServer {
+final class NettyHttpServer extends StartStopSupport implements HttpServer {
     private static final Logger log = LoggerFactory.getLogger(NettyHttpServer.class);
 
     private final RouterConfig initialConfig;
@@ -62,8 +62,7 @@ final class NettyHttpServer implements HttpServer {
     private final Executor blockingExecutor;
     private final ProxyOptions options;
     private final IngressLimits limits;
-    private final AtomicBoolean started = new AtomicBoolean();
-    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final @Nullable Duration shutdownGrace;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final List<Channel> listeners = new CopyOnWriteArrayList<>();
     private final List<SocketAddress> bound = new CopyOnWriteArrayList<>();
@@ -72,6 +71,7 @@ final class NettyHttpServer implements HttpServer {
     private volatile @Nullable ProxyService proxy;
     private volatile @Nullable ServerContext context;
     private volatile boolean ready;
+    private volatile Duration configuredGrace;
 
     private NettyHttpServer(ServerBuilder b) {
         this.initialConfig = b.config;
@@ -80,13 +80,12 @@ final class NettyHttpServer implements HttpServer {
         this.blockingExecutor = b.blockingExecutor;
         this.options = b.options;
         this.limits = b.limits;
+        this.shutdownGrace = b.shutdownGrace;
+        this.configuredGrace = b.config.server().shutdownGracePeriod();
     }
 
     @Override
-    public void start() {
-        if (!started.compareAndSet(false, true)) {
-            throw new IllegalStateException("server already started");
-        }
+    protected CompletableFuture<Void> doStart() {
         boolean epoll = Epoll.isAvailable();
         int workers = initialConfig.server().workers();
         int threads = workers > 0 ? workers : Runtime.getRuntime().availableProcessors();
@@ -112,6 +111,7 @@ final class NettyHttpServer implements HttpServer {
         }
         ready = true;
         log.info("listening on {} ({} transport, {} event loops)", bound, epoll ? "epoll" : "nio", threads);
+        return CompletableFuture.completedFuture(null);
     }
 
     private void bindTcp(EventLoopGroup g, boolean epoll, ServerContext ctx, BindAddress.Tcp tcp) {
@@ -213,6 +213,11 @@ final class NettyHttpServer implements HttpServer {
     }
 
     @Override
+    protected String lifecycleName() {
+        return "HTTP server";
+    }
+
+    @Override
     public List<SocketAddress> boundAddresses() {
         return List.copyOf(bound);
     }
@@ -236,21 +241,21 @@ final class NettyHttpServer implements HttpServer {
         if (!config.server().bindAddresses().equals(initialConfig.server().bindAddresses())) {
             log.warn("server.bind_address changed: listeners are not rebound until restart");
         }
+        configuredGrace = config.server().shutdownGracePeriod();
         proxy().apply(config);
     }
 
+    /** The graceful shutdown (see {@link HttpServer}); also releases a failed start (already done then). */
     @Override
-    public CompletableFuture<Void> shutdown(Duration grace) {
-        if (!stopping.compareAndSet(false, true)) {
-            return terminated;
-        }
+    protected CompletableFuture<Void> doStop() {
         ready = false;
         ServerContext ctx = context;
         EventLoopGroup g = group;
-        if (ctx == null || g == null) {
+        if (ctx == null || g == null || terminated.isDone()) {
             terminated.complete(null);
             return terminated;
         }
+        Duration grace = shutdownGrace != null ? shutdownGrace : configuredGrace;
         Duration configured = ctx.serverConfig().shutdownQuietPeriod();
         Duration quiet = configured.compareTo(grace) > 0 ? grace : configured;
         log.info("shutting down: not ready; listeners keep accepting for the quiet period of {}", quiet);
@@ -323,6 +328,7 @@ final class NettyHttpServer implements HttpServer {
         private Executor blockingExecutor = ForkJoinPool.commonPool();
         private ProxyOptions options = ProxyOptions.defaults();
         private IngressLimits limits = IngressLimits.DEFAULT;
+        private @Nullable Duration shutdownGrace;
 
         ServerBuilder(RouterConfig config, MeterRegistry registry) {
             this.config = config;
@@ -367,6 +373,15 @@ final class NettyHttpServer implements HttpServer {
         @Override
         public Builder ingressLimits(IngressLimits ingressLimits) {
             this.limits = ingressLimits;
+            return this;
+        }
+
+        @Override
+        public Builder shutdownGrace(Duration grace) {
+            if (grace.isNegative()) {
+                throw new IllegalArgumentException("shutdownGrace: " + grace + " (expected: >= 0)");
+            }
+            this.shutdownGrace = grace;
             return this;
         }
 

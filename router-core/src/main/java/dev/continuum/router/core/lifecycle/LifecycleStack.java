@@ -4,7 +4,10 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Starts components one after another in the order they are pushed (dependency order) and stops
@@ -13,11 +16,45 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Used from one thread at a time (the process's main thread and then its shutdown hook); it is
  * not a concurrent structure.
+ *
+ * <p>Each stop runs on a short-lived thread of its own rather than on the thread that completed
+ * the previous stop: that thread is often an event loop that is itself terminating, and a
+ * component's stop may block (joining a watcher thread), which must neither stall nor deadlock it.
  */
 public final class LifecycleStack {
+    private static final Logger LOG = LoggerFactory.getLogger(LifecycleStack.class);
+
+    /** Hears each component join the stack and leave it (tests record the order; operators read the log). */
+    public interface Listener {
+        Listener NONE = new Listener() {
+        };
+
+        default void started(Lifecycle component) {
+        }
+
+        default void stopped(Lifecycle component) {
+        }
+    }
+
+    /** One thread per stop, ending with it: a handful per process lifetime, so nothing to pool or own. */
+    private static final Executor STOPPER = task -> {
+        Thread t = new Thread(task, "continuum-lifecycle-stop");
+        t.setDaemon(true);
+        t.start();
+    };
+
     private final Deque<Lifecycle> started = new ArrayDeque<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+    private final Listener listener;
     private boolean stopping;
+
+    public LifecycleStack() {
+        this(Listener.NONE);
+    }
+
+    public LifecycleStack(Listener listener) {
+        this.listener = listener;
+    }
 
     /**
      * Starts {@code component} and waits for it; on success it joins the stack, so it stops before
@@ -35,6 +72,8 @@ public final class LifecycleStack {
             throw e;
         }
         started.push(component);
+        LOG.info("started {}", component);
+        listener.started(component);
         return component;
     }
 
@@ -52,7 +91,10 @@ public final class LifecycleStack {
         @Nullable Lifecycle next;
         while ((next = pollStarted()) != null) {
             Lifecycle component = next;
-            chain = chain.thenCompose(ignored -> component.stop());
+            chain = chain.thenComposeAsync(ignored -> component.stop(), STOPPER).thenRun(() -> {
+                LOG.info("stopped {}", component);
+                listener.stopped(component);
+            });
         }
         chain.whenComplete((ignored, failure) -> stopped.complete(null));
         return stopped;

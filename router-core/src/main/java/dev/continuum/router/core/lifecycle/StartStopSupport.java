@@ -106,6 +106,12 @@ public abstract class StartStopSupport implements Lifecycle {
         return result;
     }
 
+    /** The {@link #lifecycleName()}, so stacks and logs name components readably. */
+    @Override
+    public String toString() {
+        return lifecycleName();
+    }
+
     @Override
     public final synchronized LifecycleState state() {
         return state;

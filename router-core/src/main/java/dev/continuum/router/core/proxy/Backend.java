@@ -49,7 +49,7 @@ final class Backend {
 
     /** Routable by health (unknown or healthy) and the breaker would let a call through. */
     boolean available() {
-        return resources.health.state().routable() && resources.breaker.wouldPermit();
+        return resources.health.healthState().routable() && resources.breaker.wouldPermit();
     }
 
     @Override

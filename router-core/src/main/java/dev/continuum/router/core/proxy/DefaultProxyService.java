@@ -112,7 +112,7 @@ final class DefaultProxyService implements ProxyService {
         UpstreamPool pool = new UpstreamPool(transport, endpoint, config.server().connectionPoolSize(),
                 config.server().connectTimeout(), config.server().idleTimeout());
         BackendMeters meters = metrics.registerBackend(b.name(),
-                () -> health.state().routable() ? 1 : 0,
+                () -> health.healthState().routable() ? 1 : 0,
                 () -> breaker.state().gaugeValue());
         return new BackendResources(b.name(), b.url(), endpoint, breaker, health, pool, meters);
     }
@@ -128,7 +128,7 @@ final class DefaultProxyService implements ProxyService {
         for (Backend b : state.get().backends) {
             BackendResources r = b.resources();
             out.add(new BackendStatus(b.name(), b.config().url(), b.config().enabled(), b.config().internal(),
-                    r.health.state(), r.breaker.state(), r.pool.idleCount(), r.health.reportedModels()));
+                    r.health.healthState(), r.breaker.state(), r.pool.idleCount(), r.health.reportedModels()));
         }
         return out;
     }

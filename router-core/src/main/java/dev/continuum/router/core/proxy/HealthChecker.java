@@ -2,11 +2,14 @@ package dev.continuum.router.core.proxy;
 
 import dev.continuum.router.core.config.HealthCheckConfig;
 import dev.continuum.router.core.config.Secret;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -30,8 +33,11 @@ import org.slf4j.LoggerFactory;
  * Passive signals from real traffic (connect failures, 5xx) feed the circuit breaker, not this
  * state. Probing and all state changes run on one event loop (single writer); readers see the
  * volatile state.
+ *
+ * <p>A lifecycle component owned by its backend's resources: start schedules the first probe, stop
+ * cancels the pending one and completes once that ran on the event loop.
  */
-final class HealthChecker {
+final class HealthChecker extends StartStopSupport {
     private static final Logger log = LoggerFactory.getLogger(HealthChecker.class);
     private static final String MODELS_ENDPOINT = "/v1/models";
 
@@ -67,7 +73,8 @@ final class HealthChecker {
         this.connectTimeout = connectTimeout;
     }
 
-    HealthState state() {
+    /** The backend's health (not to be confused with this checker's own lifecycle {@link #state()}). */
+    HealthState healthState() {
         return state;
     }
 
@@ -76,19 +83,35 @@ final class HealthChecker {
         return reportedModels;
     }
 
-    void start() {
+    @Override
+    protected CompletableFuture<Void> doStart() {
         loop.execute(() -> {
             if (!stopped && config.enabled()) {
                 schedule(Duration.ZERO);
             }
         });
+        return CompletableFuture.completedFuture(null);
     }
 
-    void stop() {
-        loop.execute(() -> {
-            stopped = true;
-            cancel();
-        });
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            loop.execute(() -> {
+                stopped = true;
+                cancel();
+                done.complete(null);
+            });
+        } catch (RejectedExecutionException terminated) {
+            // The loop is gone, and with it every probe it had scheduled.
+            done.complete(null);
+        }
+        return done;
+    }
+
+    @Override
+    protected String lifecycleName() {
+        return "health checks of " + backend;
     }
 
     /** New settings take effect from the next probe; the current state is kept. */

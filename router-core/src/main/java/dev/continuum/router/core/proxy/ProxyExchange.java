@@ -973,7 +973,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         Map<String, String> models = new TreeMap<>();
         ApiKeyConfig k = key;
         for (Backend b : state.clientFacing) {
-            if (!b.resources().health.state().routable()) {
+            if (!b.resources().health.healthState().routable()) {
                 continue;
             }
             if (k != null && !k.allowedBackends().isEmpty() && !k.allowedBackends().contains(b.name())) {

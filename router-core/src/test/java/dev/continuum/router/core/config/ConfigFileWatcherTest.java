@@ -38,7 +38,8 @@ class ConfigFileWatcherTest {
 
     private ConfigStore watch(Path file) {
         store = ConfigStore.builder(TestConfigs.loader(dir, Map.of()).overrides(ConfigOverrides.none().withConfigFile(file)).build())
-                .meterRegistry(registry).debounce(DEBOUNCE).build().startWatching();
+                .meterRegistry(registry).debounce(DEBOUNCE).build();
+        store.start().join();
         return store;
     }
 

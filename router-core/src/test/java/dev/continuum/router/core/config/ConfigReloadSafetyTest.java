@@ -59,7 +59,7 @@ class ConfigReloadSafetyTest {
 
     @AfterEach
     void stop() {
-        store.close();
+        store.stop().join();
     }
 
     private double reloads(String result) {
@@ -74,7 +74,7 @@ class ConfigReloadSafetyTest {
 
     @Test
     void aConfigWrittenInTwoPiecesWithAPauseNeverHasItsFirstPieceApplied() throws IOException {
-        store.startWatching();
+        store.start().join();
 
         // Piece one: a valid config on its own, cut off at the line before api_keys.
         Files.writeString(file, HEAD);
@@ -99,7 +99,7 @@ class ConfigReloadSafetyTest {
 
     @Test
     void aFileTruncatedToZeroBytesIsRefusedAndTheRunningConfigStays() throws IOException {
-        store.startWatching();
+        store.start().join();
 
         Files.write(file, new byte[0]);
         await().atMost(10, TimeUnit.SECONDS).until(() -> {
@@ -119,12 +119,12 @@ class ConfigReloadSafetyTest {
         Files.createSymbolicLink(dir.resolve("cm/..data"), Path.of("..2026_01"));
         Path linked = dir.resolve("cm/config.yaml");
         Files.createSymbolicLink(linked, Path.of("..data/config.yaml"));
-        store.close();
+        store.stop().join();
         store = ConfigStore.builder(TestConfigs.loader(dir, Map.of())
                         .overrides(ConfigOverrides.none().withConfigFile(linked)).build())
                 .meterRegistry(registry).debounce(QUIET).reloadScheduler(scheduler).build();
         store.subscribe((before, after, plan) -> applied.add(after));
-        store.startWatching();
+        store.start().join();
 
         // kubelet: write the new version's directory, then swap the ..data link by a rename.
         Path data2 = Files.createDirectories(dir.resolve("cm/..2026_02"));

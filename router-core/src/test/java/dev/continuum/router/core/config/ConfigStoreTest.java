@@ -50,7 +50,7 @@ class ConfigStoreTest {
 
     @AfterEach
     void stop() {
-        store.close();
+        store.stop().join();
     }
 
     private double reloads(String result) {

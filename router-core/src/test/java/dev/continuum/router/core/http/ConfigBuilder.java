@@ -41,6 +41,7 @@ final class ConfigBuilder {
     int maxConnections = ServerConfig.DEFAULT_MAX_CONNECTIONS;
     /** Zero by default: most tests want listeners closed as soon as shutdown begins. */
     Duration shutdownQuietPeriod = Duration.ZERO;
+    Duration shutdownGrace = Duration.ofSeconds(5);
     SelectionStrategy strategy = SelectionStrategy.ROUND_ROBIN;
     HealthCheckConfig health = new HealthCheckConfig(false, Duration.ofSeconds(30), Duration.ofSeconds(10), 3, 2,
             "/v1/models", Duration.ofSeconds(1), Duration.ofSeconds(300));
@@ -93,7 +94,7 @@ final class ConfigBuilder {
 
     ServerConfig serverConfig() {
         return new ServerConfig(binds, socketMode, 2, poolSize, maxBody, maxHeader, maxLine, requestTimeout,
-                connectTimeout, headerReadTimeout, idleTimeout, Duration.ofSeconds(5), bodyReadTimeout, maxBuffered,
+                connectTimeout, headerReadTimeout, idleTimeout, shutdownGrace, bodyReadTimeout, maxBuffered,
                 maxConnections, shutdownQuietPeriod);
     }
 

@@ -50,7 +50,8 @@ class GracefulShutdownTest {
 
     @Test
     void letsAnInFlightStreamFinishWhileRefusingNewConnections() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+                b -> b.shutdownGrace(Duration.ofSeconds(20)));
         a.defaultReply(Reply.controlledStream());
         // An idle keep-alive connection that has served one request.
         Socket idle = new Socket(InetAddress.getLoopbackAddress(), router.port);
@@ -65,7 +66,7 @@ class GracefulShutdownTest {
         upstream.send("one");
         assertThat(reader.readLine()).isEqualTo("data: one");
 
-        CompletableFuture<Void> stopped = router.server.shutdown(Duration.ofSeconds(20));
+        CompletableFuture<Void> stopped = router.server.stop();
 
         assertThat(router.server.ready()).isFalse();
         await().untilAsserted(() -> assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), router.port).close())
@@ -87,7 +88,8 @@ class GracefulShutdownTest {
 
     @Test
     void aBusyConnectionGetsConnectionCloseOnItsResponse() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+                b -> b.shutdownGrace(Duration.ofSeconds(10)));
         a.defaultReply(Reply.delayed(Duration.ofMillis(500), Reply.echo()));
         String body = "{\"model\":\"m\"}";
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
@@ -96,7 +98,7 @@ class GracefulShutdownTest {
                     + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
             await().until(() -> a.completionCount() == 1);
 
-            CompletableFuture<Void> stopped = router.server.shutdown(Duration.ofSeconds(10));
+            CompletableFuture<Void> stopped = router.server.stop();
 
             String res = RawHttp.readAll(s.getInputStream()); // ends because the server closes
             assertThat(res).startsWith("HTTP/1.1 200 OK").contains("connection: close").contains("\"upstream\":\"a\"");
@@ -106,12 +108,13 @@ class GracefulShutdownTest {
 
     @Test
     void forceClosesWhatIsStillOpenWhenTheGraceRunsOut() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+                b -> b.shutdownGrace(Duration.ofMillis(200)));
         a.defaultReply(Reply.controlledStream());
         HttpResponse<InputStream> res = openStream();
         StreamHandle upstream = a.awaitStream(Duration.ofSeconds(5));
 
-        router.server.shutdown(Duration.ofMillis(200)).get(10, TimeUnit.SECONDS);
+        router.server.stop().get(10, TimeUnit.SECONDS);
 
         assertThat(upstream.awaitClosed(5000)).isTrue();
         try (InputStream in = res.body()) {
@@ -133,12 +136,12 @@ class GracefulShutdownTest {
         LocalRoute health = req -> CompletableFuture.completedFuture(server.get().ready()
                 ? LocalResponse.json(200, "{\"status\":\"ok\"}") : LocalResponse.json(503, "{\"status\":\"draining\"}"));
         router = RouterHarness.start(cfg.build(), b -> b.routeExact("/health", health)
-                .proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)));
+                .proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)).shutdownGrace(Duration.ofSeconds(20)));
         server.set(router.server);
         String probe = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
         assertThat(RawHttp.exchange(router.port, probe, 5000)).startsWith("HTTP/1.1 200 OK");
 
-        CompletableFuture<Void> stopped = router.server.shutdown(Duration.ofSeconds(20));
+        CompletableFuture<Void> stopped = router.server.stop();
 
         // New connections are still accepted: health checks see draining, and requests are still served.
         assertThat(RawHttp.exchange(router.port, probe, 5000)).startsWith("HTTP/1.1 503 ").contains("draining");

@@ -34,10 +34,11 @@ final class RouterHarness implements AutoCloseable {
 
     static RouterHarness start(RouterConfig config, Consumer<HttpServer.Builder> customize) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        HttpServer.Builder b = HttpServer.builder(config, registry);
+        // A short drain by default so teardown is quick; tests of the drain itself set their own.
+        HttpServer.Builder b = HttpServer.builder(config, registry).shutdownGrace(Duration.ofMillis(500));
         customize.accept(b);
         HttpServer server = b.build();
-        server.start();
+        server.start().join();
         return new RouterHarness(server, registry);
     }
 
@@ -88,6 +89,6 @@ final class RouterHarness implements AutoCloseable {
 
     @Override
     public void close() {
-        server.shutdown(Duration.ofMillis(500)).join();
+        server.stop().join();
     }
 }

@@ -90,7 +90,7 @@ class UnixSocketTest {
         assertThat(remotes.get(0)).isEmpty();
         assertThat(remotes.get(1)).isPresent();
 
-        router.server.shutdown(Duration.ofSeconds(1)).get(10, TimeUnit.SECONDS);
+        router.server.stop().get(10, TimeUnit.SECONDS);
         assertThat(socket).doesNotExist();
     }
 }

@@ -2,11 +2,15 @@ package dev.continuum.router.core.lifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class LifecycleTest {
@@ -85,5 +89,89 @@ class LifecycleTest {
         assertThat(stack.stopAll()).isDone();
         assertThatThrownBy(() -> stack.push(new Recording("late", journal, false)))
                 .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void anOwnedExecutorHasThreadsOnlyBetweenStartAndStop() throws Exception {
+        OwnedExecutor pool = OwnedExecutor.fixed("lifecycle-test-pool", 2);
+        assertThatThrownBy(pool::executor).isInstanceOf(IllegalStateException.class);
+        pool.start().join();
+        CompletableFuture<String> ran = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(),
+                pool.executor());
+        assertThat(ran.join()).startsWith("lifecycle-test-pool-");
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Void> queued = CompletableFuture.runAsync(() -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, pool.executor());
+
+        CompletableFuture<Void> stopped = pool.stop();
+        assertThat(pool.stop()).isSameAs(stopped);
+        assertThat(stopped).isNotDone(); // a running task is let finish
+        release.countDown();
+        stopped.join();
+        assertThat(queued).isDone();
+        await().until(() -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.isAlive() && t.getName().startsWith("lifecycle-test-pool-")));
+    }
+
+    @Test
+    void anOpenedResourceIsClosedOnStopAndAFailedOpenFailsTheStart() {
+        AtomicInteger closes = new AtomicInteger();
+        Lifecycle opened = Lifecycles.opening("subscription", () -> closes::incrementAndGet);
+        opened.start().join();
+        assertThat(closes).hasValue(0);
+        opened.stop().join();
+        opened.stop().join();
+        assertThat(closes).hasValue(1);
+        assertThat(opened).hasToString("subscription");
+
+        Lifecycle failing = Lifecycles.opening("broken", () -> {
+            throw new IllegalStateException("cannot open");
+        });
+        assertThatThrownBy(() -> failing.start().join()).hasRootCauseMessage("cannot open");
+        assertThat(failing.state()).isEqualTo(LifecycleState.STOPPED);
+    }
+
+    @Test
+    void aStackTellsItsListenerAndStopsEachComponentOffTheThreadThatStoppedThePrevious() {
+        List<String> journal = new CopyOnWriteArrayList<>();
+        List<String> stopThreads = new CopyOnWriteArrayList<>();
+        LifecycleStack stack = new LifecycleStack(new LifecycleStack.Listener() {
+            @Override
+            public void started(Lifecycle component) {
+                journal.add("started " + component);
+            }
+
+            @Override
+            public void stopped(Lifecycle component) {
+                journal.add("stopped " + component);
+            }
+        });
+        for (String name : List.of("a", "b")) {
+            stack.push(new StartStopSupport() {
+                @Override
+                protected CompletableFuture<Void> doStart() {
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                protected CompletableFuture<Void> doStop() {
+                    stopThreads.add(Thread.currentThread().getName());
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                protected String lifecycleName() {
+                    return name;
+                }
+            });
+        }
+        stack.stopAll().join();
+        assertThat(journal).containsExactly("started a", "started b", "stopped b", "stopped a");
+        assertThat(stopThreads).containsOnly("continuum-lifecycle-stop");
     }
 }

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,9 +16,17 @@ import org.jspecify.annotations.Nullable;
  * the module's bytecode to keep it so).
  */
 public interface EtcdReader extends AutoCloseable {
-    /** A jetcd-backed reader for {@code config} (TLS, authentication); connects lazily. */
+    /**
+     * A jetcd-backed reader for {@code config} (TLS, authentication); connects lazily. Without a closer,
+     * {@link #close()} closes the client at once (jetcd may then log a failed resume of a watch).
+     */
     static EtcdReader connect(EtcdConfig config) {
-        return JetcdReader.connect(config);
+        return JetcdReader.connect(config, null);
+    }
+
+    /** As {@link #connect(EtcdConfig)}, closing the client a moment after {@link #close()} on {@code closer}. */
+    static EtcdReader connect(EtcdConfig config, ScheduledExecutorService closer) {
+        return JetcdReader.connect(config, closer);
     }
 
     /**

@@ -34,6 +34,11 @@ public final class EtcdWatchSource implements WatchSource {
         this(config, EtcdReader::connect, counters, EtcdPrefixRange.PAGE_LIMIT);
     }
 
+    /** With another connector (the production one closes clients on the discovery supervisor's scheduler). */
+    public EtcdWatchSource(EtcdConfig config, Function<EtcdConfig, EtcdReader> connector, DiscoveryCounters counters) {
+        this(config, connector, counters, EtcdPrefixRange.PAGE_LIMIT);
+    }
+
     /** With another connector (tests) and page size. */
     public EtcdWatchSource(EtcdConfig config, Function<EtcdConfig, EtcdReader> connector, DiscoveryCounters counters,
                            int pageLimit) {

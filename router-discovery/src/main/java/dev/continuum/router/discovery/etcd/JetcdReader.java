@@ -30,7 +30,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -54,27 +54,25 @@ final class JetcdReader implements EtcdReader {
     /**
      * When a connection drops, every watch stream fails at once and jetcd schedules its own resume of each
      * (after calling our listener). Closing the client at once would make those schedules fail noisily on a
-     * terminated executor; the watches are already closed (so nothing resumes), and the client follows shortly.
+     * terminated executor; the watches are already closed (so nothing resumes), and the client follows shortly,
+     * on a scheduler the discovery supervisor owns (and drains when it stops).
      */
     static final Duration CLOSE_DELAY = Duration.ofSeconds(1);
-    private static final ScheduledExecutorService CLOSER = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "dynamo-discovery-etcd-closer");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     private final Client client;
+    private final @Nullable ScheduledExecutorService closer;
     private final KV kv;
     private final Watch watch;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JetcdReader(Client client) {
+    private JetcdReader(Client client, @Nullable ScheduledExecutorService closer) {
         this.client = client;
+        this.closer = closer;
         this.kv = client.getKVClient();
         this.watch = client.getWatchClient();
     }
 
-    static JetcdReader connect(EtcdConfig config) {
+    static JetcdReader connect(EtcdConfig config, @Nullable ScheduledExecutorService closer) {
         ClientBuilder builder = Client.builder()
                 .endpoints(config.endpoints().stream().map(URI::create).toArray(URI[]::new))
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
@@ -91,7 +89,7 @@ final class JetcdReader implements EtcdReader {
             builder.user(ByteSequence.from(config.auth().username(), StandardCharsets.UTF_8))
                     .password(ByteSequence.from(config.auth().password().reveal(), StandardCharsets.UTF_8));
         }
-        return new JetcdReader(builder.build());
+        return new JetcdReader(builder.build(), closer);
     }
 
     private static io.netty.handler.ssl.SslContext sslContext(@Nullable EtcdTlsConfig tls) {
@@ -247,9 +245,18 @@ final class JetcdReader implements EtcdReader {
 
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            CLOSER.schedule(client::close, CLOSE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+        if (!closed.compareAndSet(false, true)) {
+            return;
         }
+        if (closer != null) {
+            try {
+                closer.schedule(client::close, CLOSE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+                return;
+            } catch (RejectedExecutionException stopped) {
+                // The supervisor has stopped (a watcher abandoned at its stop closes late): close now.
+            }
+        }
+        client.close();
     }
 
     /** The smallest key after every key that starts with {@code prefix} (etcd's prefix range end). */

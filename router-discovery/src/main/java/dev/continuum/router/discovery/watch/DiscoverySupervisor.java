@@ -1,5 +1,7 @@
 package dev.continuum.router.discovery.watch;
 
+import dev.continuum.router.core.lifecycle.Lifecycle;
+import dev.continuum.router.core.lifecycle.LifecycleState;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
@@ -9,7 +11,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Owns discovery's lifecycle: starts the watcher for the live settings, applies reloads without a process
@@ -19,14 +23,19 @@ import java.util.function.LongSupplier;
  * <pre>{@code
  * DiscoverySection section = DiscoverySection.create(environment);   // also registered with the ConfigLoader
  * DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(meters).build();
- * discovery.start(config.dynamo().enabled(), config.dynamo().section(section));
+ * discovery.start(config.dynamo().enabled(), config.dynamo().section(section)).join();
  * DynamoRegistry registry = discovery.registry();     // hand to pickers, load and KV supervisors, admin
  * ...
  * discovery.reload(newConfig.dynamo().enabled(), newConfig.dynamo().section(section));
- * discovery.close();                                  // at shutdown, after the consumers
+ * discovery.stop().join();                            // at shutdown, after the consumers
  * }</pre>
+ *
+ * <p>A {@link Lifecycle} component. {@link #start()} starts the watcher for the settings last given
+ * (by {@link #reload} before the start, else disabled); it completes once the watcher thread runs,
+ * not when the fleet is seeded. {@link #stop()} stops the watcher (within {@link #STOP_GRACE}) and
+ * then releases the etcd clients still closing; the registry stays readable.
  */
-public interface DiscoverySupervisor extends AutoCloseable {
+public interface DiscoverySupervisor extends Lifecycle {
     /** The seed's fixed bound on one pass's connect-and-seed phase. */
     Duration SEED_TIMEOUT = Duration.ofSeconds(30);
     /** How long stopping a watcher may take before it is abandoned. */
@@ -39,8 +48,14 @@ public interface DiscoverySupervisor extends AutoCloseable {
     /** The fleet view; the same instance for the supervisor's lifetime. */
     DynamoRegistry registry();
 
-    /** Starts discovery with the initial settings (nothing runs when {@code enabled} is false). Once only. */
-    void start(boolean enabled, DiscoveryConfig config);
+    /** Remembers the initial settings and starts (nothing runs when {@code enabled} is false). Once only. */
+    default CompletableFuture<Void> start(boolean enabled, DiscoveryConfig config) {
+        if (state() != LifecycleState.NEW) {
+            return CompletableFuture.failedFuture(new IllegalStateException("discovery already started"));
+        }
+        reload(enabled, config);
+        return start();
+    }
 
     /**
      * Applies new settings. Before {@link #start} they are only remembered (a reload published during startup
@@ -48,16 +63,12 @@ public interface DiscoverySupervisor extends AutoCloseable {
      */
     DiscoveryReloadPlan reload(boolean enabled, DiscoveryConfig config);
 
-    /** Stops the watcher (within {@link #STOP_GRACE}); idempotent. The registry stays readable. */
-    @Override
-    void close();
-
     /** Builds a supervisor; every setting has a production default. */
     final class Builder {
         private MeterRegistry meterRegistry = new SimpleMeterRegistry();
         private Clock clock = Clock.systemUTC();
         private LongSupplier nanoTime = System::nanoTime;
-        private WatchSourceFactory sourceFactory = DefaultWatchSources::create;
+        private @Nullable WatchSourceFactory sourceFactory;
         private Duration seedTimeout = SEED_TIMEOUT;
         private Duration stopGrace = STOP_GRACE;
         private DiscoveryLimits limits = DiscoveryLimits.defaults();
@@ -83,6 +94,7 @@ public interface DiscoverySupervisor extends AutoCloseable {
             return this;
         }
 
+        /** Replaces the production sources (which get this builder's clock and limits). */
         public Builder sourceFactory(WatchSourceFactory sourceFactory) {
             this.sourceFactory = Objects.requireNonNull(sourceFactory, "sourceFactory");
             return this;

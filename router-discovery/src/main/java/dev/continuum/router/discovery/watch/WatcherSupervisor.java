@@ -1,5 +1,7 @@
 package dev.continuum.router.discovery.watch;
 
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.DynamoSnapshot;
@@ -14,16 +16,20 @@ import dev.continuum.router.discovery.source.WatchSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Control operations (start, reload, close) are serialized by {@code this}; at most one watcher holds the
+ * Control operations (start, reload, stop) are serialized by {@code this}; at most one watcher holds the
  * registry's writer at a time, and stopping one waits at most the stop grace.
+ *
+ * <p>Owns the scheduler that closes etcd clients a moment after their watches end (see the etcd reader):
+ * started with the supervisor, stopped after the last watcher, so the last delayed closes still run.
  */
-final class WatcherSupervisor implements DiscoverySupervisor {
+final class WatcherSupervisor extends StartStopSupport implements DiscoverySupervisor {
     private static final Logger LOG = LoggerFactory.getLogger(WatcherSupervisor.class);
 
     private final MutableDynamoRegistry registry = MutableDynamoRegistry.create();
@@ -34,6 +40,7 @@ final class WatcherSupervisor implements DiscoverySupervisor {
     private final Duration seedTimeout;
     private final Duration stopGrace;
     private final DiscoveryLimits limits;
+    private final OwnedExecutor etcdCloser;
 
     private boolean started;
     private boolean closed;
@@ -41,12 +48,17 @@ final class WatcherSupervisor implements DiscoverySupervisor {
     private DiscoveryConfig config = DiscoveryConfig.defaults();
     private @Nullable DiscoveryWatcher watcher;
 
-    WatcherSupervisor(MeterRegistry meterRegistry, Clock clock, LongSupplier nanoTime, WatchSourceFactory sourceFactory,
-                      Duration seedTimeout, Duration stopGrace, DiscoveryLimits limits) {
+    /** @param sourceFactory the sources to watch, or null for the production ones (on this clock and limits) */
+    WatcherSupervisor(MeterRegistry meterRegistry, Clock clock, LongSupplier nanoTime,
+                      @Nullable WatchSourceFactory sourceFactory, Duration seedTimeout, Duration stopGrace,
+                      DiscoveryLimits limits) {
         this.metrics = DiscoveryMetrics.bind(meterRegistry, registry);
         this.clock = clock;
         this.nanoTime = nanoTime;
-        this.sourceFactory = sourceFactory;
+        // Delayed client closes are a second or so; the grace only bounds a close that hangs.
+        this.etcdCloser = OwnedExecutor.scheduler("dynamo-discovery-etcd-closer", stopGrace);
+        this.sourceFactory = sourceFactory != null ? sourceFactory
+                : new DefaultWatchSources(clock, limits, etcdCloser::scheduledExecutor);
         this.seedTimeout = seedTimeout;
         this.stopGrace = stopGrace;
         this.limits = limits;
@@ -58,18 +70,15 @@ final class WatcherSupervisor implements DiscoverySupervisor {
     }
 
     @Override
-    public synchronized void start(boolean enabled, DiscoveryConfig config) {
-        if (started) {
-            throw new IllegalStateException("discovery already started");
-        }
+    protected synchronized CompletableFuture<Void> doStart() {
+        etcdCloser.start().join();
         started = true;
-        this.enabled = enabled;
-        this.config = config;
         if (enabled) {
             startWatcher(FleetView.empty(), false);
         } else {
             LOG.info("Dynamo discovery is disabled");
         }
+        return CompletableFuture.completedFuture(null);
     }
 
     @Override
@@ -150,16 +159,20 @@ final class WatcherSupervisor implements DiscoverySupervisor {
         return watcher == null ? 0 : watcher.completedSeeds();
     }
 
+    /** Blocks up to the stop grace while the watcher stops; the closer's wait runs on its own thread. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
+    protected synchronized CompletableFuture<Void> doStop() {
         closed = true;
         stopWatcher();
         DynamoSnapshot snapshot = registry.snapshot();
         // Readers may still look during shutdown: keep the view, mark it disconnected, revoke all writers.
         registry.reconfigure(snapshot.enabled(), snapshot.source(), snapshot.namespaces(), snapshot.fleet());
         metrics.close();
+        return etcdCloser.stop();
+    }
+
+    @Override
+    protected String lifecycleName() {
+        return "Dynamo discovery";
     }
 }

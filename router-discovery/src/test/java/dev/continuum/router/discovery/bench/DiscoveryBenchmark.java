@@ -198,7 +198,7 @@ public final class DiscoveryBenchmark {
                     Thread.onSpinWait();
                 }
                 long connected = System.nanoTime() - t0;
-                supervisor.close();
+                supervisor.stop().join();
                 System.out.printf(Locale.ROOT, "etcd round %d: first complete snapshot (%d workers, %d publishers) "
                                 + "%.0f ms after start; all watches open at %.0f ms%n", round,
                         registry.snapshot().workers().size(), registry.snapshot().publishers().size(),

@@ -54,7 +54,7 @@ class EtcdDiscoveryTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
     }
 
@@ -150,7 +150,7 @@ class EtcdDiscoveryTest {
         supervisor.reload(true, DiscoveryConfig.etcd(EtcdConfig.defaults().withEndpoints(List.of(etcd.endpoint()))
                 .withNamespaces(ns, List.of()).withBackoff(new BackoffConfig(Duration.ofMillis(200), Duration.ofSeconds(1)))));
         await().until(() -> registry.snapshot().connected() && registry.snapshot().worker(ns, 1).isPresent());
-        supervisor.close();
+        supervisor.stop().join();
         assertThat(etcd.revision()).isEqualTo(before);
     }
 

@@ -42,7 +42,7 @@ class FileStoreSourceTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
     }
 

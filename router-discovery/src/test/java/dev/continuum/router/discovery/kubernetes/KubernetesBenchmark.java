@@ -130,7 +130,7 @@ public final class KubernetesBenchmark {
                         + "heap retained with the source running %.1f MiB%n", name, round,
                         registry.snapshot().workers().size(), (published - start) / 1_000_000,
                         (heapAfter - heapBefore) / 1048576.0);
-                supervisor.close();
+                supervisor.stop().join();
             }
         } finally {
             MockServers.destroy(server);

@@ -56,7 +56,7 @@ class KubernetesMetadataSourceExpectationsTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
         admin.close();
         MockServers.destroy(server);

@@ -79,7 +79,7 @@ class KubernetesMetadataSourceTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
         admin.close();
         MockServers.destroy(server);

@@ -60,7 +60,7 @@ class KubernetesPodSourceExpectationsTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
         admin.close();
         MockServers.destroy(server);

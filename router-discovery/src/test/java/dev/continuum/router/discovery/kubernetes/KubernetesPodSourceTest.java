@@ -61,7 +61,7 @@ class KubernetesPodSourceTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
         admin.close();
         MockServers.destroy(server);

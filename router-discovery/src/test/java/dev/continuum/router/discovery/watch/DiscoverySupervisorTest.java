@@ -5,6 +5,7 @@ import static dev.continuum.router.testing.DynamoRecords.endpointKey;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.continuum.router.core.lifecycle.LifecycleState;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.config.BackoffConfig;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
@@ -45,7 +46,7 @@ class DiscoverySupervisorTest {
 
     @AfterEach
     void close() {
-        supervisor.close();
+        supervisor.stop().join();
     }
 
     private static DiscoveryEvent.Put worker(String namespace, long id) {
@@ -183,9 +184,9 @@ class DiscoverySupervisorTest {
                 }).build();
         stubborn.start(true, ONE);
         long started = System.nanoTime();
-        stubborn.close();
+        stubborn.stop().join();
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
-        stubborn.close();
+        stubborn.stop().join();
     }
 
     @Test
@@ -193,8 +194,25 @@ class DiscoverySupervisorTest {
         supervisor.start(true, ONE);
         awaitSource(1).thenSeed(List.of(worker("dynamo", 1)));
         await().until(() -> workers().equals(List.of("dynamo/1")));
-        supervisor.close();
+        supervisor.stop().join();
         assertThat(workers()).containsExactly("dynamo/1");
         assertThat(supervisor.registry().snapshot().connected()).isFalse();
+    }
+
+    @Test
+    void aLifecycleComponentStopsOnceAndNotAfterAStopBeforeItsStart() {
+        DiscoverySupervisor never = DiscoverySupervisor.builder().build();
+        assertThat(never.state()).isEqualTo(LifecycleState.NEW);
+        assertThat(never.stop()).isCompleted();
+        assertThat(never.start(true, ONE)).isCompletedExceptionally();
+        assertThat(never.state()).isEqualTo(LifecycleState.STOPPED);
+
+        supervisor.start(false, ONE).join();
+        assertThat(supervisor.state()).isEqualTo(LifecycleState.STARTED);
+        assertThat(supervisor.start(true, ONE)).isCompletedExceptionally();
+        assertThat(sources).isEmpty();
+        assertThat(supervisor.stop()).isSameAs(supervisor.stop());
+        supervisor.stop().join();
+        assertThat(supervisor.state()).isEqualTo(LifecycleState.STOPPED);
     }
 }

@@ -116,6 +116,7 @@ public final class LoadSignalsBenchmark {
         feeder.setDaemon(true);
         feeder.start();
         LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry()).eventLoopGroup(group).build();
+        supervisor.start().join();
         try {
             supervisor.update(Fixtures.targets(1, List.of(Fixtures.publisher(PUBLISHER, "tcp://127.0.0.1:" + port)),
                     Fixtures.worker(1)));
@@ -247,6 +248,7 @@ public final class LoadSignalsBenchmark {
 
     static void heap(int count) throws Exception {
         LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry()).build();
+        supervisor.start().join();
         Peers peers = Peers.start("idle", count);
         try {
             // Warm-up: connect and tear down a few subscriptions first, so one-time costs (classes' static
@@ -292,6 +294,7 @@ public final class LoadSignalsBenchmark {
     static void storm(int count, int seconds) throws Exception {
         LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry())
                 .backoff(new Backoff(Duration.ofMillis(50), Duration.ofSeconds(1), Duration.ofSeconds(30))).build();
+        supervisor.start().join();
         int ports = 8;
         Peers peers = Peers.start("hostile", ports);
         try {
