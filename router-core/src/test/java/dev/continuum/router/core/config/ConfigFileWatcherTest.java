@@ -28,7 +28,7 @@ class ConfigFileWatcherTest {
     @AfterEach
     void stop() {
         if (store != null) {
-            store.close();
+            store.stop().join();
         }
     }
 
@@ -146,7 +146,11 @@ class ConfigFileWatcherTest {
     void stopsWatchingWhenClosed() throws IOException {
         Path file = dir.resolve("config.yaml");
         Files.writeString(file, config(1));
-        watch(file).close();
+        ConfigStore watching = watch(file);
+        var stopped = watching.stop();
+        assertThat(watching.stop()).isSameAs(stopped);
+        stopped.join();
+        assertThat(watching.state()).isEqualTo(dev.continuum.router.core.lifecycle.LifecycleState.STOPPED);
 
         Files.writeString(file, config(2));
 
