@@ -4,8 +4,8 @@ import dev.continuum.router.core.metrics.StatusClass;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.FullHttpRequest;
-import java.io.IOException;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 
 /**

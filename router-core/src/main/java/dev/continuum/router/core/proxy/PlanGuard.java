@@ -2,7 +2,6 @@ package dev.continuum.router.core.proxy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -64,8 +63,7 @@ final class PlanGuard {
     private final List<Backend> standard;
     private boolean ended;
     private boolean fellBack;
-    private @Nullable HttpResponse errorHead;
-    private @Nullable CompositeByteBuf errorBody;
+    private @Nullable HeldAnswer held;
 
     private PlanGuard(DispatchPlan plan, List<Backend> standard) {
         this.plan = plan;
@@ -154,18 +152,17 @@ final class PlanGuard {
 
     /** A non-2xx head on the plan's path: hold it (owned from now on) until its body is read. */
     void hold(HttpResponse head, ByteBufAllocator alloc) {
-        errorHead = head;
-        errorBody = alloc.compositeBuffer();
+        held = new HeldAnswer(head, alloc, DispatchPlan.MAX_INSPECTED_ERROR_BYTES);
     }
 
     boolean holding() {
-        return errorBody != null;
+        return held != null;
     }
 
     /** The held head's keep-alive, read before {@link #decide}: the answer was read to its end. */
     boolean heldKeepAlive() {
-        HttpResponse h = errorHead;
-        return h != null && HttpUtil.isKeepAlive(h);
+        HeldAnswer h = held;
+        return h != null && HttpUtil.isKeepAlive(h.head);
     }
 
     /**
@@ -173,23 +170,18 @@ final class PlanGuard {
      * chunk that failed to decode discards what is held and throws nothing: check {@link #holding()}.
      */
     boolean collect(HttpContent c) {
-        CompositeByteBuf held = errorBody;
-        if (held == null) {
+        HeldAnswer h = held;
+        if (h == null) {
             c.release();
             return false;
         }
-        boolean last = c instanceof LastHttpContent;
-        boolean failed = c.decoderResult().isFailure();
-        int room = DispatchPlan.MAX_INSPECTED_ERROR_BYTES - held.readableBytes();
-        ByteBuf in = c.content();
-        if (!failed && room > 0 && in.isReadable()) {
-            held.addComponent(true, in.readRetainedSlice(Math.min(room, in.readableBytes())));
-        }
-        c.release();
-        if (failed) {
+        if (c.decoderResult().isFailure()) {
+            c.release();
             discardError();
             return false;
         }
+        boolean last = c instanceof LastHttpContent;
+        h.add(c); // past the cap the rest is dropped: the marker is looked for in the first bytes
         return last;
     }
 
@@ -198,52 +190,42 @@ final class PlanGuard {
      * stream (its other 4xx are relayed); {@code retry} is asked only for a 502/503.
      */
     Decision decide(boolean stream, BooleanSupplier retry) {
-        HttpResponse head = errorHead;
-        CompositeByteBuf held = errorBody;
-        errorHead = null;
-        errorBody = null;
-        if (head == null || held == null) {
+        HeldAnswer h = held;
+        held = null;
+        if (h == null) {
             throw new IllegalStateException("no held error");
         }
-        int code = head.status().code();
-        if (held.toString(StandardCharsets.UTF_8).contains(plan.refusalMarker())) {
-            held.release();
-            ReferenceCountUtil.release(head);
+        int code = h.head.status().code();
+        if (h.body.toString(StandardCharsets.UTF_8).contains(plan.refusalMarker())) {
+            h.release();
             end(DispatchPlan.Outcome.REFUSED);
             return new Refused(plan.refusalCode());
         }
         if ((code == 502 || code == 503) && retry.getAsBoolean()) {
-            held.release();
-            ReferenceCountUtil.release(head);
+            h.release();
             return new Retry(code);
         }
         if (stream && code < 500 && code != 429 && code != 408) {
             // A stream's other 4xx is the client's problem, not the path's: relay it as sent.
             end(DispatchPlan.Outcome.FAILED);
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, head.status(), held,
-                    head.headers(), EmptyHttpHeaders.INSTANCE);
-            ReferenceCountUtil.release(head);
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, h.head.status(), h.body,
+                    h.head.headers(), EmptyHttpHeaders.INSTANCE);
+            ReferenceCountUtil.release(h.head);
             HopByHop.stripResponse(r.headers());
             UntrustedHeaders.strip(r.headers());
             r.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
-            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, held.readableBytes());
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, h.body.readableBytes());
             return new Relay(r);
         }
-        held.release();
-        ReferenceCountUtil.release(head);
+        h.release();
         return new Fallback(code);
     }
 
     void discardError() {
-        CompositeByteBuf held = errorBody;
-        errorBody = null;
-        if (held != null) {
-            held.release();
-        }
-        HttpResponse head = errorHead;
-        errorHead = null;
-        if (head != null) {
-            ReferenceCountUtil.release(head);
+        HeldAnswer h = held;
+        held = null;
+        if (h != null) {
+            h.release();
         }
     }
 

@@ -32,6 +32,16 @@ import org.slf4j.LoggerFactory;
  * the steps in order. Everything runs on the client connection's event loop, and the upstream
  * connection is opened on (or taken from the pool of) that same loop, so no field needs synchronization.
  *
+ * <p>Why this class is longer than the pieces: it is the one state machine of a request, and its
+ * transitions must stay together. States: admitting ({@link #start}), attempting (an {@link Attempt} in
+ * flight or a retry's backoff pending), holding (a non-2xx head on the plan's path waits for its body),
+ * committed (a {@link ResponseRelay} owns the answer), finished. Events: connect and write results, the
+ * response head, content, upstream close, idle and error, the attempt's timeout, the backoff, client
+ * writability and close. Each transition settles the breaker permit, the upstream connection, the plan's
+ * outcome and the buffers it owns at once, and every event handler checks the same two flags
+ * ({@code committed}, {@code finished}); split further, those checks would be spread over classes that
+ * call each other back. The rules themselves (policy, selection, plan failures, relay) live in the pieces.
+ *
  * <p>Attempts: each takes a breaker permit, gets a connection, writes the request (the body to send, as a
  * retained duplicate so a retry sends the same bytes) and waits for the response head. A connect failure
  * or a 502/503 head is retried on another backend while nothing has gone to the client, within

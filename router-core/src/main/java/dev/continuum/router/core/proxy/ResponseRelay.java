@@ -1,12 +1,12 @@
 package dev.continuum.router.core.proxy;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -50,12 +50,12 @@ final class ResponseRelay {
     private boolean upstreamKeepAlive;
     private @Nullable ChannelFuture lastWrite;
     /** Converted whole: the head waits for the body. */
-    private @Nullable HttpResponse heldHead;
-    private @Nullable CompositeByteBuf heldBody;
+    private @Nullable HeldAnswer held;
     /** Converted event by event. */
     private IngressConverter.@Nullable StreamConverter stream;
     private @Nullable SseEvents events;
-    private final SseEvents.Sink sink = this::writeEvent;
+    /** Made with {@link #events}: a relay that converts nothing allocates nothing for it. */
+    private SseEvents.@Nullable Sink sink;
 
     ResponseRelay(DefaultProxyService service, ClientExchange client, @Nullable IngressConverter converter) {
         this.service = service;
@@ -82,12 +82,12 @@ final class ResponseRelay {
         IngressConverter conv = converter;
         if (conv != null) {
             if (!streaming || code < 200 || code >= 300) {
-                heldHead = head;
-                heldBody = clientCh.alloc().compositeBuffer();
+                held = new HeldAnswer(head, clientCh.alloc(), IngressConverter.MAX_BUFFERED_RESPONSE_BYTES);
                 return;
             }
             stream = conv.newStream();
             events = new SseEvents(clientCh.alloc());
+            sink = this::writeEvent;
             h.remove(HttpHeaderNames.CONTENT_LENGTH);
         }
         boolean hasBody = code != 204 && code != 304;
@@ -111,8 +111,9 @@ final class ResponseRelay {
             c.release();
             return ABORT;
         }
-        if (heldBody != null) {
-            return hold(c);
+        HeldAnswer h = held;
+        if (h != null) {
+            return hold(h, c);
         }
         if (events != null) {
             return convertChunk(c, upstream);
@@ -129,11 +130,12 @@ final class ResponseRelay {
     private int convertChunk(HttpContent c, @Nullable Channel upstream) {
         SseEvents ev = events;
         IngressConverter.StreamConverter sc = stream;
+        SseEvents.Sink out = sink;
         boolean last = c instanceof LastHttpContent;
         try {
-            ev.feed(c.content(), sink);
+            ev.feed(c.content(), out);
             if (last) {
-                ev.finish(sink);
+                ev.finish(out);
             }
         } catch (IngressConverter.InvalidResponse e) {
             return ABORT;
@@ -157,39 +159,32 @@ final class ResponseRelay {
         }
     }
 
-    private int hold(HttpContent c) {
-        CompositeByteBuf body = heldBody;
-        ByteBuf in = c.content();
+    private int hold(HeldAnswer h, HttpContent c) {
         boolean last = c instanceof LastHttpContent;
-        if ((long) body.readableBytes() + in.readableBytes() > IngressConverter.MAX_BUFFERED_RESPONSE_BYTES) {
-            c.release();
+        if (!h.add(c)) {
             upstreamKeepAlive = false; // the rest is unread
             return answerHeld(OpenAiErrors.badGateway("The upstream backend's answer is too large to convert."));
         }
-        if (in.isReadable()) {
-            body.addComponent(true, in.retain());
-        }
-        c.release();
         if (!last) {
             return CONTINUE;
         }
-        HttpResponse head = heldHead;
         IngressConverter conv = converter;
+        HttpHeaders headers = h.head.headers();
         ByteBuf converted;
         if (status >= 200 && status < 300) {
             try {
-                converted = conv.fromChatResponse(body, clientCh.alloc());
+                converted = conv.fromChatResponse(h.body, clientCh.alloc());
             } catch (IngressConverter.InvalidResponse e) {
                 return answerHeld(OpenAiErrors.badGateway("The upstream backend's answer could not be converted."));
             }
-            head.headers().set(HttpHeaderNames.CONTENT_TYPE, conv.responseContentType());
+            headers.set(HttpHeaderNames.CONTENT_TYPE, conv.responseContentType());
         } else {
-            converted = conv.error(status, body, clientCh.alloc());
-            head.headers().set(HttpHeaderNames.CONTENT_TYPE, conv.errorContentType());
+            converted = conv.error(status, h.body, clientCh.alloc());
+            headers.set(HttpHeaderNames.CONTENT_TYPE, conv.errorContentType());
         }
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, h.head.status(), converted, headers,
+                EmptyHttpHeaders.INSTANCE);
         discardHeld();
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, head.status(), converted,
-                head.headers(), io.netty.handler.codec.http.EmptyHttpHeaders.INSTANCE);
         return writeWhole(r);
     }
 
@@ -212,15 +207,10 @@ final class ResponseRelay {
     }
 
     private void discardHeld() {
-        CompositeByteBuf body = heldBody;
-        heldBody = null;
-        if (body != null) {
-            body.release();
-        }
-        HttpResponse head = heldHead;
-        heldHead = null;
-        if (head != null) {
-            io.netty.util.ReferenceCountUtil.release(head);
+        HeldAnswer h = held;
+        held = null;
+        if (h != null) {
+            h.release();
         }
     }
 
