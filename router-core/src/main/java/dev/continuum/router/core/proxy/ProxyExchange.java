@@ -270,17 +270,14 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         }
         committed = true;
         ParsedRequest p = parsed;
-        boolean streaming = (p != null && p.stream()) || isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        boolean streaming = (p != null && p.stream())
+                || ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
         if (streaming) {
             a.cancelTimeout(); // for a stream the timeout bounds the time to the first byte only
         }
         ResponseRelay r = new ResponseRelay(service, client, converter);
         relay = r;
-        r.commit(head, code, streaming, g, a.backend, request.headers().contains(PlanGuard.X_BACKEND));
-    }
-
-    private static boolean isEventStream(@Nullable String contentType) {
-        return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
+        r.commit(head, code, g, a.backend, request.headers().contains(PlanGuard.X_BACKEND));
     }
 
     private void onContent(HttpContent c) {

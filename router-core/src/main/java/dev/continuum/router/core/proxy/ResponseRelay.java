@@ -64,13 +64,12 @@ final class ResponseRelay {
         this.converter = converter;
     }
 
-    /**
-     * Takes over the answer's head (owned from now on) and writes it, unless the body is converted whole.
-     *
-     * @param streaming the client asked for a stream or the upstream sends one
-     */
-    void commit(HttpResponse head, int code, boolean streaming, @Nullable PlanGuard guard, @Nullable Backend served,
-                boolean disclose) {
+    static boolean isEventStream(@Nullable String contentType) {
+        return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
+    }
+
+    /** Takes over the answer's head (owned from now on) and writes it, unless the body is converted whole. */
+    void commit(HttpResponse head, int code, @Nullable PlanGuard guard, @Nullable Backend served, boolean disclose) {
         status = code;
         HttpHeaders h = head.headers();
         upstreamKeepAlive = HttpUtil.isKeepAlive(head);
@@ -81,7 +80,8 @@ final class ResponseRelay {
         closeClient = client.closeAfterResponse();
         IngressConverter conv = converter;
         if (conv != null) {
-            if (!streaming || code < 200 || code >= 300) {
+            // Converted event by event only when events come (a 2xx event stream); anything else whole.
+            if (code < 200 || code >= 300 || !isEventStream(h.get(HttpHeaderNames.CONTENT_TYPE))) {
                 held = new HeldAnswer(head, clientCh.alloc(), IngressConverter.MAX_BUFFERED_RESPONSE_BYTES);
                 return;
             }

@@ -88,6 +88,17 @@ class IngressSeamTest {
     }
 
     @Test
+    void convertsAWholeAnswerToAStreamRequestWhenTheUpstreamDoesNotStream() throws Exception {
+        start(ConfigBuilder.create().backend("a", a.baseUrl(), "m"));
+        a.defaultReply(Reply.echo()); // JSON, whatever the request asked
+
+        HttpResponse<String> res = router.post("/echo", "{\"model\":\"m\",\"say\":\"hi\",\"stream\":true}");
+
+        assertThat(res.statusCode()).isEqualTo(200);
+        assertThat(json(res.body())).isEqualTo(json("{\"echo\":\"hello from a\"}"));
+    }
+
+    @Test
     void answersTheRoutersOwnErrorsInTheIngressShape() throws Exception {
         start(ConfigBuilder.create().backend("a", a.baseUrl(), "m"));
 
