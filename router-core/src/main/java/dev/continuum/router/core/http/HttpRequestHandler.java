@@ -126,7 +126,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             runLocal(in, local.route());
             return;
         }
-        ProxyRoute route = proxyRoute(target.path());
+        ProxyRoute route = server.proxy.route(target.path());
         if (route == null) {
             in.respond(OpenAiErrors.unknownRoute(req.method().name(), target.path()));
             return;

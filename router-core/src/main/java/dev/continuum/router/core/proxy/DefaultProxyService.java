@@ -31,6 +31,7 @@ final class DefaultProxyService implements ProxyService {
     private final EventLoopGroup group;
     private final UpstreamTransport transport;
     private final ProbeClient probes;
+    private final ProxyRoutes routes;
     private final AtomicReference<ProxyState> state = new AtomicReference<>();
     private final LongAdder pauses = new LongAdder();
     /** Guarded by {@code this}. */
@@ -45,6 +46,7 @@ final class DefaultProxyService implements ProxyService {
         this.group = group;
         this.transport = new UpstreamTransport(group, epoll, options.upstreamLimits(), options.upstreamTls());
         this.probes = new ProbeClient(transport);
+        this.routes = ProxyRoutes.of(options.ingresses());
         apply(config);
     }
 
@@ -131,6 +133,11 @@ final class DefaultProxyService implements ProxyService {
                     r.health.healthState(), r.breaker.state(), r.pool.idleCount(), r.health.reportedModels()));
         }
         return out;
+    }
+
+    @Override
+    public @org.jspecify.annotations.Nullable ProxyRoute route(String path) {
+        return routes.find(path);
     }
 
     @Override

@@ -4,7 +4,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Lets a module pin a request to upstream-side workers without core knowing how (the Dynamo shim path
- * lives in {@code router-shim}). The proxy asks the hook once per {@code /v1/chat/completions} request when
+ * lives in {@code router-shim}). The proxy asks the hook once per chat-completion request ({@code
+ * /v1/chat/completions}, and every converting ingress, whose body it sees converted) when
  * {@code disaggregated_serving.enabled} is true, after authentication, rate limits, model and per-key policy,
  * on the client's event loop: the hook must not block.
  *

@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param usableBackends names of the request's candidate backends that can take an attempt now (serving the
  *                       model, allowed for the key, routable by health, breaker not open), in configuration
  *                       order
- * @param body           the body as it will be sent (client {@code nvext} routing fields already removed);
+ * @param body           the body as every attempt will send it (an ingress's conversion done, client
+ *                       {@code nvext} routing fields already removed);
  *                       borrowed: valid only during the call, never retained or released by the hook
  */
 public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,

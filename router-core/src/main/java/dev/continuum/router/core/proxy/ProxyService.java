@@ -8,8 +8,8 @@ import java.util.List;
 /**
  * The generic OpenAI-wire proxy: backends, selection, health checks, circuit breakers, retries,
  * API keys and rate limits, and the upstream relay. The HTTP server hands it each
- * {@code /v1/chat/completions}, {@code /v1/completions} and {@code /v1/models} request through
- * {@link #handle}.
+ * {@code /v1/chat/completions}, {@code /v1/completions} and {@code /v1/models} request, and each request
+ * on a registered ingress ({@link ProxyOptions#withIngress}), through {@link #handle}.
  *
  * <p>Hot reload: {@link #apply} builds a new immutable generation and publishes it atomically;
  * new requests use it, in-flight ones finish on the generation they started with. A backend
@@ -34,6 +34,9 @@ public interface ProxyService extends AutoCloseable {
 
     /** A snapshot view of every configured backend, in configuration order. */
     List<BackendStatus> backends();
+
+    /** The route the proxy answers at {@code path} (a built-in OpenAI route or a registered ingress), or null. */
+    @org.jspecify.annotations.Nullable ProxyRoute route(String path);
 
     /**
      * Takes over one request (see {@link ClientExchange} for ownership). Must be called on the

@@ -8,6 +8,7 @@ import dev.continuum.router.core.config.BackendType;
 import dev.continuum.router.core.config.BindAddress;
 import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.CircuitBreakerConfig;
+import dev.continuum.router.core.config.DisaggregatedServingConfig;
 import dev.continuum.router.core.config.HealthCheckConfig;
 import dev.continuum.router.core.config.RateLimit;
 import dev.continuum.router.core.config.RateLimitingConfig;
@@ -49,6 +50,7 @@ final class ConfigBuilder {
     RetryConfig retry = RetryConfig.defaults();
     RateLimitingConfig rateLimiting = RateLimitingConfig.defaults();
     ApiKeysConfig apiKeys = ApiKeysConfig.defaults();
+    DisaggregatedServingConfig disaggregated = DisaggregatedServingConfig.defaults();
 
     static ConfigBuilder create() {
         return new ConfigBuilder();
@@ -87,6 +89,12 @@ final class ConfigBuilder {
         return this;
     }
 
+    /** Disaggregated serving on (the dispatch hook is asked), with or without unified fallback. */
+    ConfigBuilder disaggregated(boolean fallbackToUnified) {
+        disaggregated = new DisaggregatedServingConfig(true, fallbackToUnified);
+        return this;
+    }
+
     ConfigBuilder noRetry() {
         retry = new RetryConfig(false, 1, 0.2, 10, Duration.ZERO);
         return this;
@@ -101,6 +109,6 @@ final class ConfigBuilder {
     RouterConfig build() {
         RouterConfig d = RouterConfig.defaults();
         return new RouterConfig(serverConfig(), backends, strategy, health, breaker, retry, rateLimiting, apiKeys,
-                d.admin(), d.disaggregatedServing(), d.logging(), d.metrics(), d.dynamo(), null);
+                d.admin(), disaggregated, d.logging(), d.metrics(), d.dynamo(), null);
     }
 }
