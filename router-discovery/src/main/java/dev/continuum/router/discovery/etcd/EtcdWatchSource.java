@@ -6,8 +6,10 @@ import dev.continuum.router.discovery.config.EtcdConfig;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.reducer.Keyspace;
 import dev.continuum.router.discovery.source.WatchSource;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,6 +75,9 @@ public final class EtcdWatchSource implements WatchSource {
         }
     }
 
+    /** One reread request; a slower etcd ends the pass (the next resync admits what waits). */
+    private static final Duration REREAD_TIMEOUT = Duration.ofSeconds(5);
+
     private static final class EtcdPass implements Pass {
         private final EtcdReader reader;
         private final List<DiscoveryEvent.Put> seed;
@@ -89,6 +94,20 @@ public final class EtcdWatchSource implements WatchSource {
         @Override
         public List<DiscoveryEvent.Put> seed() {
             return seed;
+        }
+
+        @Override
+        public List<DiscoveryEvent> reread(List<String> keys) throws EtcdReadException, InterruptedException {
+            List<DiscoveryEvent> current = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                byte[] raw = key.getBytes(StandardCharsets.UTF_8);
+                // The key as its own prefix: the first entry, if any, is the key itself when it exists.
+                EtcdReader.RangePage page = reader.range(key, raw, 0, 1, false, REREAD_TIMEOUT);
+                EtcdReader.Entry first = page.entries().isEmpty() ? null : page.entries().get(0);
+                current.add(first != null && Arrays.equals(first.key(), raw)
+                        ? new DiscoveryEvent.Put(key, first.value()) : new DiscoveryEvent.Delete(key));
+            }
+            return current;
         }
 
         @Override

@@ -87,7 +87,8 @@ public final class FileStoreSource implements WatchSource {
     }
 
     private final class FilePass implements Pass {
-        private final Map<String, Seen> live = new HashMap<>();
+        /** Replaced, never mutated, after each scan: the watcher thread reads it for rereads. */
+        private volatile Map<String, Seen> live = new HashMap<>();
         private final Set<String> loggedNames = new HashSet<>();
         private final AtomicBoolean closed = new AtomicBoolean();
         private final List<DiscoveryEvent.Put> seed = new ArrayList<>();
@@ -99,6 +100,18 @@ public final class FileStoreSource implements WatchSource {
         @Override
         public List<DiscoveryEvent.Put> seed() {
             return seed;
+        }
+
+        /** From the last scan: what the pass has reported or is about to report, never older. */
+        @Override
+        public List<DiscoveryEvent> reread(List<String> keys) {
+            Map<String, Seen> scanned = live;
+            List<DiscoveryEvent> current = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                Seen seen = scanned.get(key);
+                current.add(seen == null ? new DiscoveryEvent.Delete(key) : new DiscoveryEvent.Put(key, seen.value()));
+            }
+            return current;
         }
 
         @Override
@@ -191,8 +204,7 @@ public final class FileStoreSource implements WatchSource {
                     changes.add(new DiscoveryEvent.Delete(key));
                 }
             }
-            live.clear();
-            live.putAll(now);
+            live = now;
             if (!seeded) {
                 seeded = true;
                 for (DiscoveryEvent change : changes) {

@@ -125,6 +125,7 @@ final class DiscoveryWatcher {
                 return Duration.ZERO;
             }
             reducer.apply(new DiscoveryEvent.Resync(pass.seed()));
+            admitRefused(pass);
             writer.publish(reducer.view());
             completedSeeds.incrementAndGet();
             LOG.info("discovery from {} read {} records; following changes", source.describe(), pass.seed().size());
@@ -141,11 +142,16 @@ final class DiscoveryWatcher {
                     }
                     break;
                 } else {
-                    applyBatch(queue, signal);
+                    applyBatch(pass, queue, signal);
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RereadException e) {
+            if (!stopping) {
+                LOG.warn("discovery from {} could not read refused keys again; resyncing: {}", source.describe(),
+                        describe(e.getCause()));
+            }
         } catch (RuntimeException e) {
             // A reducer bug must not kill discovery: resync from scratch after the backoff.
             LOG.error("discovery from {} failed while applying events; resyncing", source.describe(), e);
@@ -159,7 +165,7 @@ final class DiscoveryWatcher {
 
     /** Applies {@code first} and every batch already waiting, then publishes once. */
     @SuppressWarnings("unchecked")
-    private void applyBatch(PassQueue queue, Object first) {
+    private void applyBatch(WatchSource.Pass pass, PassQueue queue, Object first) throws InterruptedException {
         boolean changed = reducer.applyAll((List<DiscoveryEvent>) first);
         queue.releaseEvents(((List<?>) first).size());
         Object more;
@@ -168,8 +174,45 @@ final class DiscoveryWatcher {
             changed |= reducer.applyAll((List<DiscoveryEvent>) more);
             queue.releaseEvents(((List<?>) more).size());
         }
+        changed |= admitRefused(pass);
         if (changed) {
             writer.publish(reducer.view());
+        }
+    }
+
+    /**
+     * Reads keys refused at capacity again while the reducer has room for them, oldest refusal first. Each
+     * round either admits keys or takes them out of the memory (deleted, now bad), so the rounds are bounded
+     * by the memory's size; the cap on rounds is a guard, not a limit the fleet can reach.
+     */
+    private boolean admitRefused(WatchSource.Pass pass) throws InterruptedException {
+        boolean changed = false;
+        for (int round = 0; round < MAX_REREAD_ROUNDS; round++) {
+            List<String> keys = reducer.admissible();
+            if (keys.isEmpty()) {
+                break;
+            }
+            List<DiscoveryEvent> current;
+            try {
+                current = pass.reread(keys);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new RereadException(e);
+            }
+            changed |= reducer.applyAll(current);
+            if (reducer.admissible().equals(keys)) {
+                break; // the source no longer answers for these keys (its pass is ending): the resync will
+            }
+        }
+        return changed;
+    }
+
+    private static final int MAX_REREAD_ROUNDS = 64;
+
+    private static final class RereadException extends RuntimeException {
+        RereadException(Exception cause) {
+            super(cause);
         }
     }
 
