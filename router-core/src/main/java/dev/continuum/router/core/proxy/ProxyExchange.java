@@ -6,6 +6,7 @@ import dev.continuum.router.core.auth.AuthResult;
 import dev.continuum.router.core.auth.RateDecision;
 import dev.continuum.router.core.config.ApiKeyConfig;
 import dev.continuum.router.core.config.RetryConfig;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.core.metrics.RateLimitTier;
 import dev.continuum.router.core.metrics.RetryReason;
 import dev.continuum.router.core.metrics.StatusClass;
@@ -466,7 +467,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
         }
         Backend b = backendOrThrow();
         if (log.isDebugEnabled()) {
-            log.debug("backend {}: connect failed: {}", b.name(), cause.toString());
+            log.debug("backend {}: connect failed: {}", b.name(), LogSafe.escape(cause));
         }
         b.resources().breaker.onFailure(permit);
         permit = CircuitBreaker.NO_PERMIT;
@@ -799,7 +800,7 @@ final class ProxyExchange implements RelayControl, UpstreamListener, UpstreamPoo
     public void onUpstreamError(Throwable cause) {
         if (log.isDebugEnabled()) {
             Backend b = backend;
-            log.debug("backend {}: upstream error: {}", b == null ? "?" : b.name(), cause.toString());
+            log.debug("backend {}: upstream error: {}", b == null ? "?" : b.name(), LogSafe.escape(cause));
         }
     }
 

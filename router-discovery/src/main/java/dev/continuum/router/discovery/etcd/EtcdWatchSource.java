@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.etcd;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.config.EtcdConfig;
@@ -60,7 +61,7 @@ public final class EtcdWatchSource implements WatchSource {
             for (String prefix : Keyspace.prefixes(config.effectiveNamespaces())) {
                 EtcdPrefixRange.Result result = EtcdPrefixRange.readAll(reader, prefix, deadline, pageLimit, key -> {
                     LOG.warn("dropped record {} (oversized): its value does not fit in one etcd response of {} bytes",
-                            key, JetcdReader.MAX_INBOUND_MESSAGE_BYTES);
+                            LogSafe.escape(key), JetcdReader.MAX_INBOUND_MESSAGE_BYTES);
                     counters.increment(DiscoveryEventKind.OVERSIZED);
                 });
                 for (EtcdReader.Entry entry : result.entries()) {

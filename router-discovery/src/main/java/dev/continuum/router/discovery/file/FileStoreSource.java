@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.file;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.config.FileStoreConfig;
@@ -225,7 +226,7 @@ public final class FileStoreSource implements WatchSource {
             String relative = Keyspace.decodeSegment(name).orElse(null);
             if (relative == null) {
                 if (loggedNames.add(name) && loggedNames.size() < 4096) {
-                    LOG.warn("ignoring file store entry {}: not a percent-encoded key", file);
+                    LOG.warn("ignoring file store entry {}: not a percent-encoded key", LogSafe.escape(file));
                 }
                 return;
             }
@@ -244,7 +245,7 @@ public final class FileStoreSource implements WatchSource {
             }
             if (attributes.size() > maxRecordBytes) {
                 if (loggedNames.add(name)) {
-                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})", key,
+                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})", LogSafe.escape(key),
                             attributes.size(), maxRecordBytes);
                     counters.increment(DiscoveryEventKind.OVERSIZED);
                 }

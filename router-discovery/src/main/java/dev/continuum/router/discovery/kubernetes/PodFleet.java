@@ -2,6 +2,7 @@ package dev.continuum.router.discovery.kubernetes;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.WorkerId;
@@ -73,7 +74,7 @@ final class PodFleet {
         if (next != null && previous == null && pods.size() >= maxPods) {
             if (memory.overCap.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
-                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS)", name, maxPods);
+                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS)", LogSafe.escape(name), maxPods);
             }
             return List.of();
         }
@@ -135,7 +136,7 @@ final class PodFleet {
         if (next instanceof Refused refused) {
             if (memory.refused.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
-                LOG.warn("Pod {} refused: {}", name, refused.reason());
+                LOG.warn("Pod {} refused: {}", LogSafe.escape(name), LogSafe.escape(refused.reason()));
             }
         } else {
             memory.refused.remove(name);
@@ -143,8 +144,8 @@ final class PodFleet {
         if (next instanceof Held held) {
             if (memory.held.add(name)) {
                 LOG.debug("Pod {} is ready but its component {} has no model in dynamo.discovery.kubernetes.models; "
-                        + "held, not published", name, held.component() == null ? "(no nvidia.com/dynamo-component)"
-                        : "\"" + held.component() + "\"");
+                        + "held, not published", LogSafe.escape(name), held.component() == null
+                        ? "(no nvidia.com/dynamo-component)" : "\"" + LogSafe.escape(held.component()) + "\"");
             }
         } else {
             memory.held.remove(name);
@@ -160,7 +161,7 @@ final class PodFleet {
             if (memory.duplicates.add(id)) {
                 counters.increment(DiscoveryEventKind.DUPLICATE);
                 LOG.warn("ready Pods {} all hash to instance ID {} in namespace {}; every one is refused",
-                        names.stream().limit(MAX_LOGGED_NAMES).toList(), Long.toHexString(id.instanceId()),
+                        LogSafe.escape(names.stream().limit(MAX_LOGGED_NAMES).toList()), Long.toHexString(id.instanceId()),
                         id.namespace());
             }
         } else {

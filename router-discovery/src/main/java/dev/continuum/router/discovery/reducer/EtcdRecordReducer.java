@@ -184,7 +184,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             reject(key, rejected.kind(), rejected.reason());
             unhold(keyspace, key);
         } else if (result instanceof Skipped skipped) {
-            LOG.trace("skipping {}: {}", key, skipped.reason());
+            LOG.trace("skipping {}: {}", LogSafe.escape(key), LogSafe.escape(skipped.reason()));
             badKeys.remove(key);
             unhold(keyspace, key);
         } else if (result instanceof Parsed parsed) {
@@ -265,7 +265,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         if (unsupported == null) {
             unsupportedLogged.forget(key);
         } else if (unsupportedLogged.first(key)) {
-            LOG.warn("event channel {} is not subscribed: {}", key, unsupported);
+            LOG.warn("event channel {} is not subscribed: {}", LogSafe.escape(key), LogSafe.escape(unsupported));
             counters.increment(DiscoveryEventKind.UNSUPPORTED);
         }
         if (record.equals(old)) {
@@ -294,7 +294,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
 
     private void reject(String key, DiscoveryEventKind kind, String reason) {
         if (rememberBad(key, kind)) {
-            LOG.warn("dropped record {} ({}): {}", key, kind.label(), reason);
+            LOG.warn("dropped record {} ({}): {}", LogSafe.escape(key), kind.label(), LogSafe.escape(reason));
             counters.increment(kind);
         }
     }
@@ -412,12 +412,12 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             }
             if (keys != null && keys.size() > 1) {
                 if (!keys.equals(activeConflicts.put(identity, keys))) {
-                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, identity, keys.size(),
-                            describeKeys(keys));
+                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, LogSafe.escape(identity), keys.size(),
+                            LogSafe.escape(describeKeys(keys)));
                     counters.increment(DiscoveryEventKind.DUPLICATE);
                 }
             } else if (activeConflicts.remove(identity) != null) {
-                LOG.info("{} {} is claimed by one record again", kind, identity);
+                LOG.info("{} {} is claimed by one record again", kind, LogSafe.escape(identity));
             }
         }
         touchedIdentities = fresh(touchedIdentities);
@@ -463,8 +463,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         RoleResolver.Resolution resolution = RoleResolver.resolve(endpoint.component(), card);
         if (resolution instanceof Conflict conflict) {
             if (!conflict.equals(excluded.put(id, conflict))) {
-                LOG.warn("excluded worker {}: component {} claims role {} but its card claims {}", id,
-                        endpoint.component(), conflict.componentClaim().wireName(), conflict.cardClaim().wireName());
+                LOG.warn("excluded worker {}: component {} claims role {} but its card claims {}", LogSafe.escape(id),
+                        LogSafe.escape(endpoint.component()), conflict.componentClaim().wireName(), conflict.cardClaim().wireName());
                 counters.increment(DiscoveryEventKind.EXCLUDED);
             }
             removeWorker(id);
@@ -472,7 +472,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
         excluded.remove(id);
         if (card != null && card.release() != null && releaseLogged.first(id)) {
-            LOG.debug("worker {} runs release {}", id, card.release());
+            LOG.debug("worker {} runs release {}", LogSafe.escape(id), LogSafe.escape(card.release()));
         }
         Instant now = clock.instant();
         DynamoWorker existing = workers.get(id);

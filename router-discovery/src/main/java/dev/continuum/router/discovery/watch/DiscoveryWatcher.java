@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.watch;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.reducer.DiscoveryReducer;
@@ -113,7 +114,7 @@ final class DiscoveryWatcher {
             return Duration.ZERO;
         } catch (Exception e) {
             if (!stopping) {
-                LOG.warn("discovery from {} could not connect and read: {}", source.describe(), describe(e));
+                LOG.warn("discovery from {} could not connect and read: {}", source.describe(), LogSafe.escape(describe(e)));
             }
             return Duration.ZERO;
         }
@@ -137,8 +138,8 @@ final class DiscoveryWatcher {
                     writer.setConnected(true);
                 } else if (signal instanceof PassQueue.Ended ended) {
                     if (!stopping) {
-                        LOG.warn("discovery from {}: {}{}", source.describe(), ended.reason(),
-                                ended.cause() == null ? "" : " (" + describe(ended.cause()) + ")");
+                        LOG.warn("discovery from {}: {}{}", source.describe(), LogSafe.escape(ended.reason()),
+                                ended.cause() == null ? "" : " (" + LogSafe.escape(describe(ended.cause())) + ")");
                     }
                     break;
                 } else {
@@ -150,7 +151,7 @@ final class DiscoveryWatcher {
         } catch (RereadException e) {
             if (!stopping) {
                 LOG.warn("discovery from {} could not read refused keys again; resyncing: {}", source.describe(),
-                        describe(e.getCause()));
+                        LogSafe.escape(describe(e.getCause())));
             }
         } catch (RuntimeException e) {
             // A reducer bug must not kill discovery: resync from scratch after the backoff.
