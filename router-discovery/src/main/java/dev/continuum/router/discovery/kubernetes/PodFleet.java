@@ -52,6 +52,11 @@ final class PodFleet {
     private final DiscoveryCounters counters;
     private final Memory memory;
     private final Map<String, PodClass> pods = new HashMap<>();
+    /**
+     * Pods refused at {@code maxPods}, oldest refusal first, with their latest class (a few small fields, at
+     * most {@code maxPods} of them): admitted as soon as a held Pod goes, since a steady Pod sends no event.
+     */
+    private final LinkedHashMap<String, PodClass> waiting = new LinkedHashMap<>();
     /** Ready Pods by the ID their name hashes to; more than one name means all of them are refused. */
     private final Map<WorkerId, Set<String>> readyById = new HashMap<>();
 
@@ -72,12 +77,17 @@ final class PodFleet {
     List<DiscoveryEvent> update(String name, @Nullable PodClass next) {
         PodClass previous = pods.get(name);
         if (next != null && previous == null && pods.size() >= maxPods) {
+            if (waiting.size() < maxPods || waiting.containsKey(name)) {
+                waiting.put(name, next); // an update keeps its place
+            }
             if (memory.overCap.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
-                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS)", LogSafe.escape(name), maxPods);
+                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS); admitted when one goes",
+                        LogSafe.escape(name), maxPods);
             }
             return List.of();
         }
+        waiting.remove(name);
         memory.overCap.remove(name);
         WorkerId before = previous instanceof Ready r ? new WorkerId(r.dynamoNamespace(), r.instanceId()) : null;
         WorkerId after = next instanceof Ready r ? new WorkerId(r.dynamoNamespace(), r.instanceId()) : null;
@@ -118,7 +128,18 @@ final class PodFleet {
                 events.add(new DiscoveryEvent.Put(key, value));
             }
         });
+        if (next == null && previous != null) {
+            admitWaiting(events);
+        }
         return events;
+    }
+
+    private void admitWaiting(List<DiscoveryEvent> events) {
+        while (pods.size() < maxPods && !waiting.isEmpty()) {
+            Map.Entry<String, PodClass> oldest = waiting.entrySet().iterator().next();
+            waiting.remove(oldest.getKey());
+            events.addAll(update(oldest.getKey(), oldest.getValue()));
+        }
     }
 
     /** Every record the fleet stands for now: a pass's seed, or the resync after a relist. */
