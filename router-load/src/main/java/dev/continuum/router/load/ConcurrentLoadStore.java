@@ -104,8 +104,9 @@ final class ConcurrentLoadStore implements LoadStore {
 
     /**
      * Stores {@code load} from {@code publisherId} under namespace {@code namespace} unless the worker is not
-     * live, its card does not declare the sample's rank, the key is new and the store is full, or the key holds a sample of the same publisher with a
-     * sequence at or above this one (a different publisher ID is a restart and replaces it).
+     * live, its card does not declare the sample's rank, the key is new and the store is full, or the key
+     * holds a sample of the same publisher with a sequence at or above this one (a different publisher ID is
+     * a restart and replaces it).
      */
     LoadEventResult apply(String namespace, long publisherId, long sequence, ActiveLoad load) {
         WorkerId worker = new WorkerId(namespace, load.workerId());

@@ -161,7 +161,8 @@ final class KvMetricsSubscription implements ZmtpListener {
             context.metrics().count(LoadEventResult.TRANSPORT_REFUSED);
             if (!refusalLogged) {
                 refusalLogged = true;
-                LOG.warn("kv_metrics publisher {}: {}", LogSafe.escape(publisher.id()), LogSafe.escape(cause.getMessage()));
+                LOG.warn("kv_metrics publisher {}: {}", LogSafe.escape(publisher.id()),
+                        LogSafe.escape(cause.getMessage()));
             }
         } else {
             LOG.debug("kv_metrics publisher {}: connect failed ({})", publisher.id(), cause.getClass().getSimpleName());

@@ -61,7 +61,8 @@ class PublisherFaultsTest {
         await().pollInSameThread().pollInterval(Duration.ofMillis(20)).atMost(CONVERGES).until(() -> {
             pub.publish(WORKER, 0, null, kvUsed);
             LoadSample s = supervisor.store().latest(Fixtures.worker(WORKER), 0);
-            return s != null && s.publisherId() == pub.publisherId && Long.valueOf(kvUsed).equals(s.load().kvUsedBlocks());
+            return s != null && s.publisherId() == pub.publisherId
+                    && Long.valueOf(kvUsed).equals(s.load().kvUsedBlocks());
         });
     }
 

@@ -245,7 +245,8 @@ public final class FileStoreSource implements WatchSource {
             }
             if (attributes.size() > maxRecordBytes) {
                 if (loggedNames.add(name)) {
-                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})", LogSafe.escape(key),
+                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})",
+                            LogSafe.escape(key),
                             attributes.size(), maxRecordBytes);
                     counters.increment(DiscoveryEventKind.OVERSIZED);
                 }

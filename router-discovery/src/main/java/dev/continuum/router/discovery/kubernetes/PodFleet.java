@@ -182,7 +182,8 @@ final class PodFleet {
             if (memory.duplicates.add(id)) {
                 counters.increment(DiscoveryEventKind.DUPLICATE);
                 LOG.warn("ready Pods {} all hash to instance ID {} in namespace {}; every one is refused",
-                        LogSafe.escape(names.stream().limit(MAX_LOGGED_NAMES).toList()), Long.toHexString(id.instanceId()),
+                        LogSafe.escape(names.stream().limit(MAX_LOGGED_NAMES).toList()),
+                        Long.toHexString(id.instanceId()),
                         id.namespace());
             }
         } else {

@@ -166,11 +166,10 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             LOG.debug("ignoring key {} outside the watched prefixes", LogSafe.escape(key));
             return;
         }
-        // Whatever this put turns out to be, it is the key's latest state; a new refusal puts it back in place.
-        boolean wasRefused = refused.contains(keyspace, key);
-        if (wasRefused && !held.get(keyspace).containsKey(key)
-                && held.get(keyspace).size() >= limits.maxRecordsPerKeyspace()) {
-            return; // still no room: keep its place in the queue, nothing else to decide
+        // A refused key put again while there is still no room keeps its place in the queue; with room, the
+        // put decides afresh (it enters, or turns out bad) and the key leaves the queue either way.
+        if (refused.contains(keyspace, key) && held.get(keyspace).size() >= limits.maxRecordsPerKeyspace()) {
+            return;
         }
         refused.remove(keyspace, key);
         if (value.length > limits.maxRecordBytes()) {
@@ -412,8 +411,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             }
             if (keys != null && keys.size() > 1) {
                 if (!keys.equals(activeConflicts.put(identity, keys))) {
-                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, LogSafe.escape(identity), keys.size(),
-                            LogSafe.escape(describeKeys(keys)));
+                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, LogSafe.escape(identity),
+                            keys.size(), LogSafe.escape(describeKeys(keys)));
                     counters.increment(DiscoveryEventKind.DUPLICATE);
                 }
             } else if (activeConflicts.remove(identity) != null) {
@@ -464,7 +463,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         if (resolution instanceof Conflict conflict) {
             if (!conflict.equals(excluded.put(id, conflict))) {
                 LOG.warn("excluded worker {}: component {} claims role {} but its card claims {}", LogSafe.escape(id),
-                        LogSafe.escape(endpoint.component()), conflict.componentClaim().wireName(), conflict.cardClaim().wireName());
+                        LogSafe.escape(endpoint.component()), conflict.componentClaim().wireName(),
+                        conflict.cardClaim().wireName());
                 counters.increment(DiscoveryEventKind.EXCLUDED);
             }
             removeWorker(id);

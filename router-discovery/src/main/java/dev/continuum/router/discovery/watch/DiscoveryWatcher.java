@@ -114,7 +114,8 @@ final class DiscoveryWatcher {
             return Duration.ZERO;
         } catch (Exception e) {
             if (!stopping) {
-                LOG.warn("discovery from {} could not connect and read: {}", source.describe(), LogSafe.escape(describe(e)));
+                LOG.warn("discovery from {} could not connect and read: {}", source.describe(),
+                        LogSafe.escape(describe(e)));
             }
             return Duration.ZERO;
         }

@@ -69,7 +69,8 @@ class EtcdFaultsTest {
         etcd.put(endpointKey(ns, "decode", "generate", 1), endpoint(ns, "decode", "generate", 1));
         etcd.put(endpointKey(ns, "decode", "generate", 2), endpoint(ns, "decode", "generate", 2));
         DynamoRegistry registry = start(ns, DiscoveryLimits.defaults());
-        await().atMost(CONVERGES).until(() -> registry.snapshot().connected() && ids(registry, ns).equals(List.of(1L, 2L)));
+        await().atMost(CONVERGES).until(() -> registry.snapshot().connected()
+                && ids(registry, ns).equals(List.of(1L, 2L)));
 
         etcd.kill();
         await().atMost(CONVERGES).until(() -> !registry.snapshot().connected());
@@ -82,7 +83,8 @@ class EtcdFaultsTest {
         long revision = etcd.put(endpointKey(ns, "prefill", "generate", 2), endpoint(ns, "prefill", "generate", 2));
         etcd.compact(revision);
 
-        await().atMost(CONVERGES).until(() -> registry.snapshot().connected() && ids(registry, ns).equals(List.of(2L, 3L)));
+        await().atMost(CONVERGES).until(() -> registry.snapshot().connected()
+                && ids(registry, ns).equals(List.of(2L, 3L)));
         assertThat(registry.snapshot().worker(ns, 2).orElseThrow().role().wireName()).isEqualTo("prefill");
     }
 
