@@ -1,5 +1,6 @@
 package dev.continuum.router.admin;
 
+import dev.continuum.router.core.logging.LogSafe;
 import java.net.InetSocketAddress;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -20,7 +21,7 @@ public final class AdminAuditLog {
                               @Nullable InetSocketAddress remote) {
         String peer = remote == null ? "unix" : remote.getAddress().getHostAddress();
         AUDIT.info("admin_call method={} path={} principal={} outcome={} status={} remote={}",
-                method, sanitize(path), principal, outcome, status, peer);
+                LogSafe.escape(method), sanitize(LogSafe.escape(path)), principal, outcome, status, peer);
     }
 
     /** Paths come from clients: keep the line one line and bounded. */

@@ -107,7 +107,8 @@ public final class AdminRoute implements LocalRoute {
         try {
             return endpoint.handler().handle(request);
         } catch (Exception e) {
-            org.slf4j.LoggerFactory.getLogger(AdminRoute.class).warn("admin endpoint {} failed", request.path(), e);
+            org.slf4j.LoggerFactory.getLogger(AdminRoute.class).warn("admin endpoint {} failed",
+                    dev.continuum.router.core.logging.LogSafe.escape(request.path()), e);
             return error(500, "server_error", "internal_error", "The admin endpoint failed; see the router log");
         }
     }

@@ -378,6 +378,47 @@ class PinnedFleetEndToEndTest {
                 assertThat(JSON.readTree(send(get("/admin/dynamo/workers")).body()).get("workers")).isEmpty());
     }
 
+    @Test
+    void aDecodeWorkersLeaseRevokedUnderLoadTakesItOutAndNoFurtherRequestIsPinnedToIt() throws Exception {
+        SimFleet fleet = fleet(SimFleet.Options.defaults(dir.resolve("unused"), MODEL).withWorkers(1, 2)
+                .withFrontend("127.0.0.1", 0, 40, 50).withStore(new Store.Etcd(List.of(ETCD.endpoint()))));
+        // The production reconnect backoff (500 ms to 30 s): the leave must be seen within its bound plus 1 s.
+        Duration converges = Duration.ofSeconds(31);
+        startRouter(List.of(backend("frontend", fleet.frontendUrl(), MODEL)), "backends: [frontend]", """
+                    etcd:
+                      endpoints: ["%s"]
+                      namespace: dynamo
+                """.formatted(ETCD.endpoint()), false, "");
+        awaitSubscribed(3);
+        List<SimWorker> decode = fleet.workers().stream().filter(w -> w.role() == Role.DECODE).toList();
+        SimWorker revoked = decode.get(0);
+        SimWorker kept = decode.get(1);
+
+        // Under load: streams of 2 s in flight on both decode workers when the lease goes.
+        List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            inFlight.add(client.sendAsync(post("/v1/chat/completions", chatBody(MODEL, true, "")).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> revoked.inFlight() > 0 && kept.inFlight() > 0);
+        ETCD.writer().getLeaseClient().revoke(revoked.instanceId()).get(10, TimeUnit.SECONDS);
+
+        await().atMost(converges).untilAsserted(() -> assertThat(JSON.readTree(send(get("/admin/dynamo/workers"))
+                .body()).get("workers").findValuesAsText("instance_id"))
+                .doesNotContain(Long.toHexString(revoked.instanceId())).contains(Long.toHexString(kept.instanceId())));
+        long servedBefore = fleet.frontend().served(revoked.instanceId());
+        for (int i = 0; i < 8; i++) {
+            HttpResponse<String> r = send(post("/v1/chat/completions", chatBody(MODEL, false, ""))
+                    .header("x-backend", "").build());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(disclosed(r, "x-continuum-worker-instance-id")).isEqualTo(kept.instanceId());
+        }
+        assertThat(fleet.frontend().served(revoked.instanceId())).isEqualTo(servedBefore);
+        for (CompletableFuture<HttpResponse<String>> f : inFlight) {
+            f.get(60, TimeUnit.SECONDS); // whatever became of them, they end
+        }
+    }
+
     // ---------------------------------------------------------------- fixture
 
     private SimFleet fleet(SimFleet.Options options) throws Exception {

@@ -6,6 +6,7 @@ import dev.continuum.router.discovery.PublisherTopic;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.LoadStore;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.load.DpRanks;
 import dev.continuum.router.load.LoadTargets;
 import dev.continuum.router.load.SubscriptionState;
 import dev.continuum.router.load.zmtp.Transport;
@@ -63,7 +64,9 @@ final class KvMetricsFeed implements AutoCloseable {
         supervisor.start().join();
         DynamoPublisher publisher = new DynamoPublisher(new PublisherId(Fleets.NS, PUBLISHER),
                 PublisherTopic.KV_METRICS, "decode", "generate", "tcp://127.0.0.1:41000");
-        supervisor.update(new LoadTargets(1, List.of(publisher), live));
+        // The benchmarks' workers declare every rank they publish (the store admits declared ranks only).
+        supervisor.update(new LoadTargets(1, List.of(publisher), live.stream()
+                .collect(java.util.stream.Collectors.toMap(id -> id, id -> new DpRanks(0, 1 << 16)))));
         channel = opened.get(10, TimeUnit.SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (supervisor.subscriptions().isEmpty()

@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery;
 
+import dev.continuum.router.core.logging.LogSafe;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -65,7 +66,7 @@ final class MixedNamespaceWarnings {
         }
         List<String> lines = new ArrayList<>();
         for (Pair pair : newlyMixed.subList(0, Math.min(MAX_PAIRS_PER_PUBLISH, newlyMixed.size()))) {
-            lines.add("Dynamo namespace '" + pair.namespace() + "' serves model '" + pair.model()
+            lines.add("Dynamo namespace '" + pair.namespace() + "' serves model '" + LogSafe.escape(pair.model())
                     + "' from aggregated workers beside prefill/decode workers (" + counts(fleet, pair)
                     + "); a direct-mode frontend cannot serve this fleet as one model");
         }

@@ -4,8 +4,8 @@ import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.wire.ActiveLoad;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Live gate without a lock.</b> {@link #setLiveAndRetain} publishes the new live set, then sweeps.
  * {@link #apply} checks the set it read, inserts, then re-reads the field: if the set changed meanwhile and
- * no longer holds the worker, it takes its own insert back. Either the sweep runs after the insert (and
+ * no longer admits the key, it takes its own insert back. Either the sweep runs after the insert (and
  * removes it) or the re-read sees the new set, so a departed worker's sample cannot survive a change.
  *
  * <p><b>Cap.</b> New keys reserve a slot in {@link #count} before inserting, so the map never holds more
@@ -45,7 +45,8 @@ final class ConcurrentLoadStore implements LoadStore {
     private final AtomicInteger count = new AtomicInteger();
     private final int maxEntries;
     private final LongSupplier ticker;
-    private volatile Set<WorkerId> live = Set.of();
+    /** The live workers and the ranks each one's card declares (the registry generation's view). */
+    private volatile Map<WorkerId, DpRanks> live = Map.of();
     private volatile Duration maxStaleness = DEFAULT_MAX_STALENESS;
     private volatile Listener listener = NO_LISTENER;
 
@@ -98,18 +99,20 @@ final class ConcurrentLoadStore implements LoadStore {
     }
 
     boolean isLive(WorkerId worker) {
-        return live.contains(worker);
+        return live.containsKey(worker);
     }
 
     /**
      * Stores {@code load} from {@code publisherId} under namespace {@code namespace} unless the worker is not
-     * live, the key is new and the store is full, or the key holds a sample of the same publisher with a
-     * sequence at or above this one (a different publisher ID is a restart and replaces it).
+     * live, its card does not declare the sample's rank, the key is new and the store is full, or the key
+     * holds a sample of the same publisher with a sequence at or above this one (a different publisher ID is
+     * a restart and replaces it).
      */
     LoadEventResult apply(String namespace, long publisherId, long sequence, ActiveLoad load) {
         WorkerId worker = new WorkerId(namespace, load.workerId());
-        Set<WorkerId> gate = live;
-        if (!gate.contains(worker)) {
+        Map<WorkerId, DpRanks> gate = live;
+        DpRanks ranks = gate.get(worker);
+        if (ranks == null || !ranks.admits(load.dpRank())) {
             return LoadEventResult.IDENTITY_MISMATCH;
         }
         SampleKey key = new SampleKey(worker, load.dpRank());
@@ -133,13 +136,18 @@ final class ConcurrentLoadStore implements LoadStore {
         if (outcome.result != LoadEventResult.APPLIED) {
             return outcome.result;
         }
-        Set<WorkerId> after = live;
-        if (after != gate && !after.contains(worker)) {
+        Map<WorkerId, DpRanks> after = live;
+        if (after != gate && !admitted(after, key)) {
             remove(key, sample);
             return LoadEventResult.IDENTITY_MISMATCH;
         }
         listener.updated(sample);
         return LoadEventResult.APPLIED;
+    }
+
+    private static boolean admitted(Map<WorkerId, DpRanks> gate, SampleKey key) {
+        DpRanks ranks = gate.get(key.worker());
+        return ranks != null && ranks.admits(key.dpRank());
     }
 
     private static final class Outcome {
@@ -165,14 +173,14 @@ final class ConcurrentLoadStore implements LoadStore {
     }
 
     /**
-     * Installs {@code workers} as the live-worker gate and evicts every sample of a worker not in it (the
-     * seed's set_live_and_retain, run on every registry generation change).
+     * Installs {@code workers} as the live-worker gate and evicts every sample of a worker not in it, or of a
+     * rank its card no longer declares (set_live_and_retain, run on every registry generation change).
      */
-    void setLiveAndRetain(Set<WorkerId> workers) {
-        Set<WorkerId> next = Set.copyOf(workers);
+    void setLiveAndRetain(Map<WorkerId, DpRanks> workers) {
+        Map<WorkerId, DpRanks> next = Map.copyOf(workers);
         live = next;
         for (var entry : samples.entrySet()) {
-            if (!next.contains(entry.getKey().worker())) {
+            if (!admitted(next, entry.getKey())) {
                 remove(entry.getKey(), entry.getValue());
             }
         }

@@ -1,5 +1,6 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.load.wire.ActiveLoad;
 import dev.continuum.router.load.wire.ActiveLoadDecoder;
@@ -160,7 +161,8 @@ final class KvMetricsSubscription implements ZmtpListener {
             context.metrics().count(LoadEventResult.TRANSPORT_REFUSED);
             if (!refusalLogged) {
                 refusalLogged = true;
-                LOG.warn("kv_metrics publisher {}: {}", publisher.id(), cause.getMessage());
+                LOG.warn("kv_metrics publisher {}: {}", LogSafe.escape(publisher.id()),
+                        LogSafe.escape(cause.getMessage()));
             }
         } else {
             LOG.debug("kv_metrics publisher {}: connect failed ({})", publisher.id(), cause.getClass().getSimpleName());
@@ -258,9 +260,10 @@ final class KvMetricsSubscription implements ZmtpListener {
         context.metrics().count(LoadEventResult.TRANSPORT_REFUSED);
         if (!refusalLogged) {
             refusalLogged = true;
-            LOG.warn("kv_metrics publisher {}: refused ({}); reconnecting with backoff", publisher.id(), reason);
+            LOG.warn("kv_metrics publisher {}: refused ({}); reconnecting with backoff", LogSafe.escape(publisher.id()),
+                    LogSafe.escape(reason));
         } else {
-            LOG.debug("kv_metrics publisher {}: refused ({})", publisher.id(), reason);
+            LOG.debug("kv_metrics publisher {}: refused ({})", LogSafe.escape(publisher.id()), LogSafe.escape(reason));
         }
     }
 

@@ -127,7 +127,19 @@ public final class Fixtures {
         };
     }
 
+    /** The ranks every fixture worker declares: enough for the tests' multi-rank samples (0 to 7). */
+    public static final DpRanks FIXTURE_RANKS = new DpRanks(0, 8);
+
     public static LoadTargets targets(long generation, List<DynamoPublisher> publishers, WorkerId... live) {
-        return new LoadTargets(generation, publishers, java.util.Set.of(live));
+        return new LoadTargets(generation, publishers, live(live));
+    }
+
+    /** {@code workers} as a live set, each declaring {@link #FIXTURE_RANKS}. */
+    public static java.util.Map<WorkerId, DpRanks> live(WorkerId... workers) {
+        java.util.Map<WorkerId, DpRanks> live = new java.util.HashMap<>();
+        for (WorkerId worker : workers) {
+            live.put(worker, FIXTURE_RANKS);
+        }
+        return live;
     }
 }

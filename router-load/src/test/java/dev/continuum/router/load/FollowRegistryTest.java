@@ -38,7 +38,7 @@ class FollowRegistryTest {
         LoadTargets t = LoadTargets.from(registry.snapshot());
 
         assertThat(t.publishers()).containsExactly(metrics);
-        assertThat(t.liveWorkers()).containsExactly(Fixtures.worker(1));
+        assertThat(t.liveWorkers()).containsOnly(java.util.Map.entry(Fixtures.worker(1), DpRanks.RANK_ZERO));
         assertThat(t.generation()).isEqualTo(registry.generation());
         assertThat(LoadTargets.from(dev.continuum.router.discovery.DynamoSnapshot.disabled(3)).publishers()).isEmpty();
     }

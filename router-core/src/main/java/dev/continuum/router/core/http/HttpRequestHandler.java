@@ -1,5 +1,6 @@
 package dev.continuum.router.core.http;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.core.metrics.Endpoint;
 import dev.continuum.router.core.proxy.ClientExchange;
 import dev.continuum.router.core.proxy.OpenAiErrors;
@@ -144,7 +145,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             r = server.proxy.handle(in);
         } catch (RuntimeException e) {
             // A bug, not a client error: never leave the connection hanging or the body leaking.
-            log.error("proxy failed on {} {}", req.method(), target.path(), e);
+            log.error("proxy failed on {} {}", LogSafe.escape(req.method()), LogSafe.escape(target.path()), e);
             if (req.refCnt() > 0) {
                 req.release();
             }
@@ -203,7 +204,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return; // the client left meanwhile
         }
         if (err != null || res == null) {
-            log.warn("local route {} failed", in.path, err);
+            log.warn("local route {} failed", LogSafe.escape(in.path), err);
             in.respond(OpenAiErrors.internalError());
             return;
         }
@@ -344,7 +345,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (log.isDebugEnabled()) {
-            log.debug("closing {}: {}", ctx.channel(), cause.toString());
+            log.debug("closing {}: {}", ctx.channel(), LogSafe.escape(cause));
         }
         ctx.close();
     }

@@ -1,5 +1,6 @@
 package dev.continuum.router.core.proxy;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.core.metrics.RateLimitTier;
 import dev.continuum.router.core.metrics.RetryReason;
 import dev.continuum.router.core.metrics.StreamSide;
@@ -197,7 +198,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     @Override
     public void onConnectFailed(Attempt a, Throwable cause) {
         if (log.isDebugEnabled()) {
-            log.debug("backend {}: connect failed: {}", a.backend.name(), cause.toString());
+            log.debug("backend {}: connect failed: {}", a.backend.name(), LogSafe.escape(cause));
         }
         a.failed();
         a.cancelTimeout();
@@ -375,7 +376,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     public void onUpstreamError(Throwable cause) {
         if (log.isDebugEnabled()) {
             Attempt a = attempt;
-            log.debug("backend {}: upstream error: {}", a == null ? "?" : a.backend.name(), cause.toString());
+            log.debug("backend {}: upstream error: {}", a == null ? "?" : a.backend.name(), LogSafe.escape(cause));
         }
     }
 

@@ -1,13 +1,16 @@
 package dev.continuum.router.discovery.etcd;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.config.EtcdConfig;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.reducer.Keyspace;
 import dev.continuum.router.discovery.source.WatchSource;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,7 +66,7 @@ public final class EtcdWatchSource implements WatchSource {
             for (String prefix : Keyspace.prefixes(config.effectiveNamespaces())) {
                 EtcdPrefixRange.Result result = EtcdPrefixRange.readAll(reader, prefix, deadline, pageLimit, key -> {
                     LOG.warn("dropped record {} (oversized): its value does not fit in one etcd response of {} bytes",
-                            key, JetcdReader.MAX_INBOUND_MESSAGE_BYTES);
+                            LogSafe.escape(key), JetcdReader.MAX_INBOUND_MESSAGE_BYTES);
                     counters.increment(DiscoveryEventKind.OVERSIZED);
                 });
                 for (EtcdReader.Entry entry : result.entries()) {
@@ -77,6 +80,9 @@ public final class EtcdWatchSource implements WatchSource {
             throw e;
         }
     }
+
+    /** One reread request; a slower etcd ends the pass (the next resync admits what waits). */
+    private static final Duration REREAD_TIMEOUT = Duration.ofSeconds(5);
 
     private static final class EtcdPass implements Pass {
         private final EtcdReader reader;
@@ -94,6 +100,20 @@ public final class EtcdWatchSource implements WatchSource {
         @Override
         public List<DiscoveryEvent.Put> seed() {
             return seed;
+        }
+
+        @Override
+        public List<DiscoveryEvent> reread(List<String> keys) throws EtcdReadException, InterruptedException {
+            List<DiscoveryEvent> current = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                byte[] raw = key.getBytes(StandardCharsets.UTF_8);
+                // The key as its own prefix: the first entry, if any, is the key itself when it exists.
+                EtcdReader.RangePage page = reader.range(key, raw, 0, 1, false, REREAD_TIMEOUT);
+                EtcdReader.Entry first = page.entries().isEmpty() ? null : page.entries().get(0);
+                current.add(first != null && Arrays.equals(first.key(), raw)
+                        ? new DiscoveryEvent.Put(key, first.value()) : new DiscoveryEvent.Delete(key));
+            }
+            return current;
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.file;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.config.FileStoreConfig;
@@ -87,7 +88,8 @@ public final class FileStoreSource implements WatchSource {
     }
 
     private final class FilePass implements Pass {
-        private final Map<String, Seen> live = new HashMap<>();
+        /** Replaced, never mutated, after each scan: the watcher thread reads it for rereads. */
+        private volatile Map<String, Seen> live = new HashMap<>();
         private final Set<String> loggedNames = new HashSet<>();
         private final AtomicBoolean closed = new AtomicBoolean();
         private final List<DiscoveryEvent.Put> seed = new ArrayList<>();
@@ -99,6 +101,18 @@ public final class FileStoreSource implements WatchSource {
         @Override
         public List<DiscoveryEvent.Put> seed() {
             return seed;
+        }
+
+        /** From the last scan: what the pass has reported or is about to report, never older. */
+        @Override
+        public List<DiscoveryEvent> reread(List<String> keys) {
+            Map<String, Seen> scanned = live;
+            List<DiscoveryEvent> current = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                Seen seen = scanned.get(key);
+                current.add(seen == null ? new DiscoveryEvent.Delete(key) : new DiscoveryEvent.Put(key, seen.value()));
+            }
+            return current;
         }
 
         @Override
@@ -191,8 +205,7 @@ public final class FileStoreSource implements WatchSource {
                     changes.add(new DiscoveryEvent.Delete(key));
                 }
             }
-            live.clear();
-            live.putAll(now);
+            live = now;
             if (!seeded) {
                 seeded = true;
                 for (DiscoveryEvent change : changes) {
@@ -213,7 +226,7 @@ public final class FileStoreSource implements WatchSource {
             String relative = Keyspace.decodeSegment(name).orElse(null);
             if (relative == null) {
                 if (loggedNames.add(name) && loggedNames.size() < 4096) {
-                    LOG.warn("ignoring file store entry {}: not a percent-encoded key", file);
+                    LOG.warn("ignoring file store entry {}: not a percent-encoded key", LogSafe.escape(file));
                 }
                 return;
             }
@@ -232,7 +245,8 @@ public final class FileStoreSource implements WatchSource {
             }
             if (attributes.size() > maxRecordBytes) {
                 if (loggedNames.add(name)) {
-                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})", key,
+                    LOG.warn("dropped record {} (oversized): {} bytes exceeds MAX_RECORD_BYTES ({})",
+                            LogSafe.escape(key),
                             attributes.size(), maxRecordBytes);
                     counters.increment(DiscoveryEventKind.OVERSIZED);
                 }

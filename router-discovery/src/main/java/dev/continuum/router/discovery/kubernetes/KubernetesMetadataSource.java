@@ -197,6 +197,11 @@ public final class KubernetesMetadataSource implements WatchSource {
         }
 
         @Override
+        protected List<DiscoveryEvent.Put> currentRecords() {
+            return fleet.records();
+        }
+
+        @Override
         protected List<DiscoveryEvent.Put> relistRecords() throws Exception {
             adopt(listBoth(client, nanoTime.getAsLong() + timers.requestTimeout().toNanos()));
             return fleet.records();

@@ -120,6 +120,11 @@ public final class KubernetesPodSource implements WatchSource {
         }
 
         @Override
+        protected List<DiscoveryEvent.Put> currentRecords() {
+            return fleet.records();
+        }
+
+        @Override
         protected List<DiscoveryEvent.Put> relistRecords() throws Exception {
             PodFleet fresh = new PodFleet(limits.maxPods(), counters, memory);
             resourceVersion = list(client, fresh, nanoTime.getAsLong() + limits.requestTimeout().toNanos());

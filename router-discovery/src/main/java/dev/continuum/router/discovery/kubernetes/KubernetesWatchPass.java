@@ -13,8 +13,11 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -94,6 +97,31 @@ abstract class KubernetesWatchPass implements Pass {
 
     /** Lists everything again into a fresh fleet (within the request timeout) and returns its records. */
     protected abstract List<DiscoveryEvent.Put> relistRecords() throws Exception;
+
+    /** Every record the pass's current fleet stands for; runs on the pass's thread. */
+    protected abstract List<DiscoveryEvent.Put> currentRecords();
+
+    /** Answered on the pass's thread, which owns the fleet, within the request timeout. */
+    @Override
+    public final List<DiscoveryEvent> reread(List<String> keys) throws Exception {
+        Future<List<DiscoveryEvent>> answer = thread.submit(() -> {
+            Map<String, byte[]> records = new HashMap<>();
+            for (DiscoveryEvent.Put put : currentRecords()) {
+                records.put(put.key(), put.value());
+            }
+            List<DiscoveryEvent> current = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                byte[] value = records.get(key);
+                current.add(value == null ? new DiscoveryEvent.Delete(key) : new DiscoveryEvent.Put(key, value));
+            }
+            return current;
+        });
+        try {
+            return answer.get(timers.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } finally {
+            answer.cancel(true);
+        }
+    }
 
     /** Watch options with the routine server-side close and no bookmarks. */
     protected final ListOptions watchOptions(@Nullable String selector, String resourceVersion) {

@@ -3,6 +3,7 @@ package dev.continuum.router.discovery.kubernetes;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
@@ -131,7 +132,7 @@ final class MetadataFleet {
             if (memory.refused.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
                 LOG.warn("DynamoWorkerMetadata {} refused: owned by Pod {} (container discovery mode is not "
-                        + "supported)", name, ownerPod);
+                        + "supported)", LogSafe.escape(name), LogSafe.escape(ownerPod));
             }
             next = new Held(uid, Map.of(), 0, true);
         } else {
@@ -142,7 +143,7 @@ final class MetadataFleet {
                 if (memory.malformed.add(name)) {
                     counters.increment(DiscoveryEventKind.MALFORMED);
                     LOG.warn("DynamoWorkerMetadata {}: spec or spec.data is not an object; keeping its last valid "
-                            + "records", name);
+                            + "records", LogSafe.escape(name));
                 }
                 next = previous != null && Objects.equals(previous.uid(), uid) ? previous
                         : new Held(uid, Map.of(), 0, false);
@@ -152,7 +153,7 @@ final class MetadataFleet {
                 if (mismatch != null) {
                     if (memory.mismatched.add(name)) {
                         counters.increment(DiscoveryEventKind.MISMATCH);
-                        LOG.warn("DynamoWorkerMetadata {} refused: {}", name, mismatch);
+                        LOG.warn("DynamoWorkerMetadata {} refused: {}", LogSafe.escape(name), LogSafe.escape(mismatch));
                     }
                     next = new Held(uid, Map.of(), 0, true);
                 } else {
@@ -190,7 +191,7 @@ final class MetadataFleet {
             // Watch-added slices obey the same cap as listed ones; held slices still update.
             if (memory.overCap.add("EndpointSlice/" + slice)) {
                 counters.increment(DiscoveryEventKind.MALFORMED);
-                LOG.warn("EndpointSlice {} ignored: {} slices are held already (MAX_SLICES)", slice,
+                LOG.warn("EndpointSlice {} ignored: {} slices are held already (MAX_SLICES)", LogSafe.escape(slice),
                         limits.maxSlices());
             }
             return List.of();
@@ -273,7 +274,7 @@ final class MetadataFleet {
     private void overCap(String name, String why) {
         if (memory.overCap.add(name)) {
             counters.increment(DiscoveryEventKind.MALFORMED);
-            LOG.warn("DynamoWorkerMetadata {} refused: {}", name, why);
+            LOG.warn("DynamoWorkerMetadata {} refused: {}", LogSafe.escape(name), LogSafe.escape(why));
         }
     }
 
@@ -318,7 +319,7 @@ final class MetadataFleet {
                 trimmed.set(e.getKey(), e.getValue());
             }
         });
-        LOG.debug("DynamoWorkerMetadata {}: card_json above {} bytes trimmed to its typed fields", name,
+        LOG.debug("DynamoWorkerMetadata {}: card_json above {} bytes trimmed to its typed fields", LogSafe.escape(name),
                 limits.maxCardBytes());
         ObjectNode copy = ((ObjectNode) record).deepCopy();
         copy.set("card_json", trimmed);

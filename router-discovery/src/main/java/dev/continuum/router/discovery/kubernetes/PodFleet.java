@@ -2,6 +2,7 @@ package dev.continuum.router.discovery.kubernetes;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.WorkerId;
@@ -51,6 +52,11 @@ final class PodFleet {
     private final DiscoveryCounters counters;
     private final Memory memory;
     private final Map<String, PodClass> pods = new HashMap<>();
+    /**
+     * Pods refused at {@code maxPods}, oldest refusal first, with their latest class (a few small fields, at
+     * most {@code maxPods} of them): admitted as soon as a held Pod goes, since a steady Pod sends no event.
+     */
+    private final LinkedHashMap<String, PodClass> waiting = new LinkedHashMap<>();
     /** Ready Pods by the ID their name hashes to; more than one name means all of them are refused. */
     private final Map<WorkerId, Set<String>> readyById = new HashMap<>();
 
@@ -71,12 +77,17 @@ final class PodFleet {
     List<DiscoveryEvent> update(String name, @Nullable PodClass next) {
         PodClass previous = pods.get(name);
         if (next != null && previous == null && pods.size() >= maxPods) {
+            if (waiting.size() < maxPods || waiting.containsKey(name)) {
+                waiting.put(name, next); // an update keeps its place
+            }
             if (memory.overCap.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
-                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS)", name, maxPods);
+                LOG.warn("Pod {} refused: {} Pods are held already (MAX_PODS); admitted when one goes",
+                        LogSafe.escape(name), maxPods);
             }
             return List.of();
         }
+        waiting.remove(name);
         memory.overCap.remove(name);
         WorkerId before = previous instanceof Ready r ? new WorkerId(r.dynamoNamespace(), r.instanceId()) : null;
         WorkerId after = next instanceof Ready r ? new WorkerId(r.dynamoNamespace(), r.instanceId()) : null;
@@ -117,7 +128,18 @@ final class PodFleet {
                 events.add(new DiscoveryEvent.Put(key, value));
             }
         });
+        if (next == null && previous != null) {
+            admitWaiting(events);
+        }
         return events;
+    }
+
+    private void admitWaiting(List<DiscoveryEvent> events) {
+        while (pods.size() < maxPods && !waiting.isEmpty()) {
+            Map.Entry<String, PodClass> oldest = waiting.entrySet().iterator().next();
+            waiting.remove(oldest.getKey());
+            events.addAll(update(oldest.getKey(), oldest.getValue()));
+        }
     }
 
     /** Every record the fleet stands for now: a pass's seed, or the resync after a relist. */
@@ -135,7 +157,7 @@ final class PodFleet {
         if (next instanceof Refused refused) {
             if (memory.refused.add(name)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
-                LOG.warn("Pod {} refused: {}", name, refused.reason());
+                LOG.warn("Pod {} refused: {}", LogSafe.escape(name), LogSafe.escape(refused.reason()));
             }
         } else {
             memory.refused.remove(name);
@@ -143,8 +165,8 @@ final class PodFleet {
         if (next instanceof Held held) {
             if (memory.held.add(name)) {
                 LOG.debug("Pod {} is ready but its component {} has no model in dynamo.discovery.kubernetes.models; "
-                        + "held, not published", name, held.component() == null ? "(no nvidia.com/dynamo-component)"
-                        : "\"" + held.component() + "\"");
+                        + "held, not published", LogSafe.escape(name), held.component() == null
+                        ? "(no nvidia.com/dynamo-component)" : "\"" + LogSafe.escape(held.component()) + "\"");
             }
         } else {
             memory.held.remove(name);
@@ -160,7 +182,8 @@ final class PodFleet {
             if (memory.duplicates.add(id)) {
                 counters.increment(DiscoveryEventKind.DUPLICATE);
                 LOG.warn("ready Pods {} all hash to instance ID {} in namespace {}; every one is refused",
-                        names.stream().limit(MAX_LOGGED_NAMES).toList(), Long.toHexString(id.instanceId()),
+                        LogSafe.escape(names.stream().limit(MAX_LOGGED_NAMES).toList()),
+                        Long.toHexString(id.instanceId()),
                         id.namespace());
             }
         } else {

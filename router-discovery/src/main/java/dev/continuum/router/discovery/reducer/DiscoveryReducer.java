@@ -39,6 +39,13 @@ public interface DiscoveryReducer {
         return changed;
     }
 
+    /**
+     * Keys refused at a keyspace's capacity that would fit now, oldest refusal first (only keys are kept). The
+     * watcher reads their current state from the source and applies it; each read key then either enters,
+     * leaves the memory (deleted, bad) or, if the room was taken meanwhile, keeps its place.
+     */
+    List<String> admissible();
+
     /** The current view; the same instance until the next change. */
     FleetView view();
 

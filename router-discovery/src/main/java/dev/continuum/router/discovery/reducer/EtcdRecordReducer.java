@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.reducer;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DiscoveryCounters;
 import dev.continuum.router.discovery.DiscoveryEventKind;
 import dev.continuum.router.discovery.DynamoPublisher;
@@ -82,6 +83,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     private final Map<WorkerId, Conflict> excluded = new HashMap<>();
     private final LogOnce<WorkerId> releaseLogged;
     private final EnumSet<Keyspace> atCapacity = EnumSet.noneOf(Keyspace.class);
+    private final RefusedKeys refused;
 
     EtcdRecordReducer(List<String> namespaces, DiscoveryLimits limits, Clock clock, DiscoveryCounters counters,
                       FleetView carryOver) {
@@ -100,6 +102,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         this.maxBadKeysRemembered = limits.maxRecordsPerKeyspace() * Keyspace.values().length;
         this.unsupportedLogged = new LogOnce<>(limits.maxRecordsPerKeyspace());
         this.releaseLogged = new LogOnce<>(limits.maxRecordsPerKeyspace());
+        this.refused = new RefusedKeys(limits.maxRecordsPerKeyspace());
     }
 
     @Override
@@ -114,8 +117,10 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             counters.increment(DiscoveryEventKind.PUT);
             put(put.key(), put.value());
         } else if (event instanceof DiscoveryEvent.Delete delete) {
-            counters.increment(DiscoveryEventKind.DELETE);
-            delete(delete.key());
+            // Only a delete of a held record counts: deletes of refused, bad or foreign keys are not fleet changes.
+            if (delete(delete.key())) {
+                counters.increment(DiscoveryEventKind.DELETE);
+            }
         } else if (event instanceof DiscoveryEvent.Resync resync) {
             counters.increment(DiscoveryEventKind.RESYNC);
             resync(resync.records());
@@ -128,6 +133,18 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             view = null;
         }
         return changed;
+    }
+
+    @Override
+    public List<String> admissible() {
+        List<String> keys = new ArrayList<>();
+        for (Keyspace keyspace : Keyspace.values()) {
+            int room = limits.maxRecordsPerKeyspace() - held.get(keyspace).size();
+            if (room > 0 && refused.size(keyspace) > 0) {
+                refused.oldest(keyspace, room, keys);
+            }
+        }
+        return keys;
     }
 
     @Override
@@ -146,9 +163,15 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         Keyspace keyspace = Keyspace.of(key).orElse(null);
         String namespace = keyspace == null ? null : namespaceOf(keyspace, key);
         if (keyspace == null || namespace == null) {
-            LOG.debug("ignoring key {} outside the watched prefixes", key);
+            LOG.debug("ignoring key {} outside the watched prefixes", LogSafe.escape(key));
             return;
         }
+        // A refused key put again while there is still no room keeps its place in the queue; with room, the
+        // put decides afresh (it enters, or turns out bad) and the key leaves the queue either way.
+        if (refused.contains(keyspace, key) && held.get(keyspace).size() >= limits.maxRecordsPerKeyspace()) {
+            return;
+        }
+        refused.remove(keyspace, key);
         if (value.length > limits.maxRecordBytes()) {
             reject(key, DiscoveryEventKind.OVERSIZED, "value of " + value.length + " bytes exceeds MAX_RECORD_BYTES ("
                     + limits.maxRecordBytes() + "), refused before parsing");
@@ -160,7 +183,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             reject(key, rejected.kind(), rejected.reason());
             unhold(keyspace, key);
         } else if (result instanceof Skipped skipped) {
-            LOG.trace("skipping {}: {}", key, skipped.reason());
+            LOG.trace("skipping {}: {}", LogSafe.escape(key), LogSafe.escape(skipped.reason()));
             badKeys.remove(key);
             unhold(keyspace, key);
         } else if (result instanceof Parsed parsed) {
@@ -168,12 +191,15 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
     }
 
-    private void delete(String key) {
+    /** Returns whether a held record was deleted. */
+    private boolean delete(String key) {
         badKeys.remove(key);
         Keyspace keyspace = Keyspace.of(key).orElse(null);
-        if (keyspace != null) {
-            unhold(keyspace, key);
+        if (keyspace == null) {
+            return false;
         }
+        refused.remove(keyspace, key);
+        return unhold(keyspace, key);
     }
 
     private void resync(List<DiscoveryEvent.Put> records) {
@@ -189,7 +215,9 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             }
         }
         badKeys.keySet().removeIf(key -> !latest.containsKey(key));
+        refused.retainAll(latest.keySet());
         // Held keys first: at a keyspace's capacity, existing records keep updating and only new keys wait.
+        // Then keys refused earlier, oldest refusal first, then the rest in the source's order.
         List<DiscoveryEvent.Put> newKeys = new ArrayList<>();
         for (DiscoveryEvent.Put record : latest.values()) {
             if (isHeld(record.key())) {
@@ -198,8 +226,17 @@ final class EtcdRecordReducer implements DiscoveryReducer {
                 newKeys.add(record);
             }
         }
+        Set<String> waited = new HashSet<>();
+        for (Keyspace keyspace : Keyspace.values()) {
+            for (String key : refused.all(keyspace)) {
+                waited.add(key);
+                put(key, latest.get(key).value());
+            }
+        }
         for (DiscoveryEvent.Put record : newKeys) {
-            put(record.key(), record.value());
+            if (!waited.contains(record.key())) {
+                put(record.key(), record.value());
+            }
         }
     }
 
@@ -213,11 +250,12 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         HeldRecord old = records.get(key);
         if (old == null && records.size() >= limits.maxRecordsPerKeyspace()) {
             if (atCapacity.add(keyspace)) {
-                LOG.warn("keyspace {} holds MAX_RECORDS_PER_KEYSPACE ({}) keys: new keys are refused until some "
-                        + "are deleted (first refused: {}); existing keys still update", keyspace.bucket(),
-                        limits.maxRecordsPerKeyspace(), key);
+                LOG.warn("keyspace {} holds MAX_RECORDS_PER_KEYSPACE ({}) keys: new keys are refused and admitted "
+                        + "in the order they were refused as keys are deleted (first refused: {}); existing keys "
+                        + "still update", keyspace.bucket(), limits.maxRecordsPerKeyspace(), LogSafe.escape(key));
             }
-            if (rememberBad(key, DiscoveryEventKind.REFUSED)) {
+            badKeys.remove(key);
+            if (refused.add(keyspace, key)) {
                 counters.increment(DiscoveryEventKind.REFUSED);
             }
             return;
@@ -226,7 +264,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         if (unsupported == null) {
             unsupportedLogged.forget(key);
         } else if (unsupportedLogged.first(key)) {
-            LOG.warn("event channel {} is not subscribed: {}", key, unsupported);
+            LOG.warn("event channel {} is not subscribed: {}", LogSafe.escape(key), LogSafe.escape(unsupported));
             counters.increment(DiscoveryEventKind.UNSUPPORTED);
         }
         if (record.equals(old)) {
@@ -239,7 +277,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         index(key, record);
     }
 
-    private void unhold(Keyspace keyspace, String key) {
+    /** Returns whether the key held a record. */
+    private boolean unhold(Keyspace keyspace, String key) {
         Map<String, HeldRecord> records = held.get(keyspace);
         HeldRecord old = records.remove(key);
         unsupportedLogged.forget(key);
@@ -249,11 +288,12 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         if (records.size() < limits.maxRecordsPerKeyspace()) {
             atCapacity.remove(keyspace);
         }
+        return old != null;
     }
 
     private void reject(String key, DiscoveryEventKind kind, String reason) {
         if (rememberBad(key, kind)) {
-            LOG.warn("dropped record {} ({}): {}", key, kind.label(), reason);
+            LOG.warn("dropped record {} ({}): {}", LogSafe.escape(key), kind.label(), LogSafe.escape(reason));
             counters.increment(kind);
         }
     }
@@ -371,12 +411,12 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             }
             if (keys != null && keys.size() > 1) {
                 if (!keys.equals(activeConflicts.put(identity, keys))) {
-                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, identity, keys.size(),
-                            describeKeys(keys));
+                    LOG.warn("refused {} {}: {} records claim it, all dropped: {}", kind, LogSafe.escape(identity),
+                            keys.size(), LogSafe.escape(describeKeys(keys)));
                     counters.increment(DiscoveryEventKind.DUPLICATE);
                 }
             } else if (activeConflicts.remove(identity) != null) {
-                LOG.info("{} {} is claimed by one record again", kind, identity);
+                LOG.info("{} {} is claimed by one record again", kind, LogSafe.escape(identity));
             }
         }
         touchedIdentities = fresh(touchedIdentities);
@@ -422,8 +462,9 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         RoleResolver.Resolution resolution = RoleResolver.resolve(endpoint.component(), card);
         if (resolution instanceof Conflict conflict) {
             if (!conflict.equals(excluded.put(id, conflict))) {
-                LOG.warn("excluded worker {}: component {} claims role {} but its card claims {}", id,
-                        endpoint.component(), conflict.componentClaim().wireName(), conflict.cardClaim().wireName());
+                LOG.warn("excluded worker {}: component {} claims role {} but its card claims {}", LogSafe.escape(id),
+                        LogSafe.escape(endpoint.component()), conflict.componentClaim().wireName(),
+                        conflict.cardClaim().wireName());
                 counters.increment(DiscoveryEventKind.EXCLUDED);
             }
             removeWorker(id);
@@ -431,7 +472,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
         excluded.remove(id);
         if (card != null && card.release() != null && releaseLogged.first(id)) {
-            LOG.debug("worker {} runs release {}", id, card.release());
+            LOG.debug("worker {} runs release {}", LogSafe.escape(id), LogSafe.escape(card.release()));
         }
         Instant now = clock.instant();
         DynamoWorker existing = workers.get(id);

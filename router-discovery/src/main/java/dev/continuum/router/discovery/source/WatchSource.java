@@ -35,6 +35,16 @@ public interface WatchSource {
          */
         void follow(PassListener listener);
 
+        /**
+         * The current state of each key (a {@link DiscoveryEvent.Put}, or a {@link DiscoveryEvent.Delete} when
+         * it is gone), for keys the reducer refused at capacity and now has room for: it keeps keys only, so the
+         * value is read again. Called on the watcher thread between batches, so it may block (bounded); what it
+         * returns is at least as new as every event already delivered, and later events apply on top.
+         *
+         * @throws Exception when the source cannot answer; the watcher ends the pass (the next resync admits)
+         */
+        List<DiscoveryEvent> reread(List<String> keys) throws Exception;
+
         /** Stops following and releases the connection; idempotent, never throws. */
         @Override
         void close();

@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.watch;
 
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.discovery.reducer.DiscoveryEvent;
 import dev.continuum.router.discovery.reducer.DiscoveryReducer;
@@ -113,7 +114,8 @@ final class DiscoveryWatcher {
             return Duration.ZERO;
         } catch (Exception e) {
             if (!stopping) {
-                LOG.warn("discovery from {} could not connect and read: {}", source.describe(), describe(e));
+                LOG.warn("discovery from {} could not connect and read: {}", source.describe(),
+                        LogSafe.escape(describe(e)));
             }
             return Duration.ZERO;
         }
@@ -125,6 +127,7 @@ final class DiscoveryWatcher {
                 return Duration.ZERO;
             }
             reducer.apply(new DiscoveryEvent.Resync(pass.seed()));
+            admitRefused(pass);
             writer.publish(reducer.view());
             completedSeeds.incrementAndGet();
             LOG.info("discovery from {} read {} records; following changes", source.describe(), pass.seed().size());
@@ -136,16 +139,21 @@ final class DiscoveryWatcher {
                     writer.setConnected(true);
                 } else if (signal instanceof PassQueue.Ended ended) {
                     if (!stopping) {
-                        LOG.warn("discovery from {}: {}{}", source.describe(), ended.reason(),
-                                ended.cause() == null ? "" : " (" + describe(ended.cause()) + ")");
+                        LOG.warn("discovery from {}: {}{}", source.describe(), LogSafe.escape(ended.reason()),
+                                ended.cause() == null ? "" : " (" + LogSafe.escape(describe(ended.cause())) + ")");
                     }
                     break;
                 } else {
-                    applyBatch(queue, signal);
+                    applyBatch(pass, queue, signal);
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RereadException e) {
+            if (!stopping) {
+                LOG.warn("discovery from {} could not read refused keys again; resyncing: {}", source.describe(),
+                        LogSafe.escape(describe(e.getCause())));
+            }
         } catch (RuntimeException e) {
             // A reducer bug must not kill discovery: resync from scratch after the backoff.
             LOG.error("discovery from {} failed while applying events; resyncing", source.describe(), e);
@@ -159,7 +167,7 @@ final class DiscoveryWatcher {
 
     /** Applies {@code first} and every batch already waiting, then publishes once. */
     @SuppressWarnings("unchecked")
-    private void applyBatch(PassQueue queue, Object first) {
+    private void applyBatch(WatchSource.Pass pass, PassQueue queue, Object first) throws InterruptedException {
         boolean changed = reducer.applyAll((List<DiscoveryEvent>) first);
         queue.releaseEvents(((List<?>) first).size());
         Object more;
@@ -168,8 +176,45 @@ final class DiscoveryWatcher {
             changed |= reducer.applyAll((List<DiscoveryEvent>) more);
             queue.releaseEvents(((List<?>) more).size());
         }
+        changed |= admitRefused(pass);
         if (changed) {
             writer.publish(reducer.view());
+        }
+    }
+
+    /**
+     * Reads keys refused at capacity again while the reducer has room for them, oldest refusal first. Each
+     * round either admits keys or takes them out of the memory (deleted, now bad), so the rounds are bounded
+     * by the memory's size; the cap on rounds is a guard, not a limit the fleet can reach.
+     */
+    private boolean admitRefused(WatchSource.Pass pass) throws InterruptedException {
+        boolean changed = false;
+        for (int round = 0; round < MAX_REREAD_ROUNDS; round++) {
+            List<String> keys = reducer.admissible();
+            if (keys.isEmpty()) {
+                break;
+            }
+            List<DiscoveryEvent> current;
+            try {
+                current = pass.reread(keys);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new RereadException(e);
+            }
+            changed |= reducer.applyAll(current);
+            if (reducer.admissible().equals(keys)) {
+                break; // the source no longer answers for these keys (its pass is ending): the resync will
+            }
+        }
+        return changed;
+    }
+
+    private static final int MAX_REREAD_ROUNDS = 64;
+
+    private static final class RereadException extends RuntimeException {
+        RereadException(Exception cause) {
+            super(cause);
         }
     }
 

@@ -82,4 +82,29 @@ class PodFleetTest {
                 + "\"VllmPrefillWorker\",\"endpoint\":\"generate\",\"card_json\":{\"display_name\":\"m\","
                 + "\"worker_type\":\"Prefill\"}}");
     }
+
+    @Test
+    void podsRefusedAtTheCapAreAdmittedOldestFirstAsSoonAsAHeldPodGoes() {
+        PodFleet small = new PodFleet(2, counted::add, new PodFleet.Memory());
+        small.update("a", new Ready(DYN_NS, 1, "c", WorkerRole.DECODE, "m"));
+        small.update("b", new Ready(DYN_NS, 2, "c", WorkerRole.DECODE, "m"));
+        assertThat(small.update("z", new Ready(DYN_NS, 26, "c", WorkerRole.DECODE, "m"))).isEmpty();
+        assertThat(small.update("y", new Ready(DYN_NS, 25, "c", WorkerRole.DECODE, "m"))).isEmpty();
+        assertThat(counted).containsExactly(DiscoveryEventKind.REFUSED, DiscoveryEventKind.REFUSED);
+
+        // a goes: z, refused first, comes in with the same events; y still waits.
+        assertThat(small.update("a", null)).extracting(DiscoveryEventTest::key).containsExactly(
+                "v1/instances/" + DYN_NS + "/c/generate/1", "v1/mdc/" + DYN_NS + "/c/generate/1",
+                "v1/instances/" + DYN_NS + "/c/generate/1a", "v1/mdc/" + DYN_NS + "/c/generate/1a");
+        small.update("y", null); // deleted while waiting: forgotten
+        assertThat(small.update("b", null)).extracting(DiscoveryEventTest::key).containsExactly(
+                "v1/instances/" + DYN_NS + "/c/generate/2", "v1/mdc/" + DYN_NS + "/c/generate/2");
+        assertThat(small.size()).isEqualTo(1);
+    }
+
+    private static final class DiscoveryEventTest {
+        static String key(DiscoveryEvent event) {
+            return event instanceof DiscoveryEvent.Put put ? put.key() : ((DiscoveryEvent.Delete) event).key();
+        }
+    }
 }

@@ -5,7 +5,9 @@ import dev.continuum.router.discovery.source.WatchSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -65,11 +67,39 @@ final class ScriptedSource implements WatchSource {
 
     static final class ScriptedPass implements Pass {
         private final List<DiscoveryEvent.Put> seed;
+        /** What the scripted store holds now (the seed plus every emitted change), for rereads. */
+        private final Map<String, byte[]> current = new ConcurrentHashMap<>();
+        final List<List<String>> rereads = new CopyOnWriteArrayList<>();
         volatile @Nullable PassListener listener;
         volatile boolean closed;
 
         ScriptedPass(List<DiscoveryEvent.Put> seed) {
             this.seed = new ArrayList<>(seed);
+            seed.forEach(put -> current.put(put.key(), put.value()));
+        }
+
+        @Override
+        public List<DiscoveryEvent> reread(List<String> keys) {
+            rereads.add(List.copyOf(keys));
+            List<DiscoveryEvent> answer = new ArrayList<>();
+            for (String key : keys) {
+                byte[] value = current.get(key);
+                answer.add(value == null ? new DiscoveryEvent.Delete(key) : new DiscoveryEvent.Put(key, value));
+            }
+            return answer;
+        }
+
+        private void track(List<DiscoveryEvent> events) {
+            for (DiscoveryEvent event : events) {
+                if (event instanceof DiscoveryEvent.Put put) {
+                    current.put(put.key(), put.value());
+                } else if (event instanceof DiscoveryEvent.Delete delete) {
+                    current.remove(delete.key());
+                } else if (event instanceof DiscoveryEvent.Resync resync) {
+                    current.clear();
+                    resync.records().forEach(put -> current.put(put.key(), put.value()));
+                }
+            }
         }
 
         @Override
@@ -87,10 +117,11 @@ final class ScriptedSource implements WatchSource {
         }
 
         void emit(DiscoveryEvent... events) {
-            listener.events(List.of(events));
+            emit(List.of(events));
         }
 
         void emit(List<DiscoveryEvent> events) {
+            track(events);
             listener.events(events);
         }
 

@@ -204,4 +204,28 @@ class WatchSessionTest {
         assertThat(pass.closed).isTrue();
         assertThat(registry.snapshot().connected()).isFalse();
     }
+
+    @Test
+    void aKeyRefusedAtCapacityIsReadAgainAndAdmittedAsSoonAsRoomFrees() {
+        var writer = registry.reconfigure(true, DiscoverySourceKind.ETCD, List.of("dynamo"), FleetView.empty());
+        DiscoveryReducer reducer = DiscoveryReducer.create(List.of("dynamo"),
+                new dev.continuum.router.discovery.reducer.DiscoveryLimits(4096, 1024, 2), clock,
+                DiscoveryCounters.NONE, FleetView.empty());
+        watcher = new DiscoveryWatcher(source, reducer, writer, new Backoff(new BackoffConfig(SHORT, SHORT)),
+                Duration.ofSeconds(5), nanos::get);
+        // Two hostile keys sort before the real worker's and fill the keyspace at startup.
+        source.thenSeed(List.of(worker(1, "decode"), worker(2, "decode"), worker(0xfeed, "decode")));
+        watcher.start();
+        var pass = source.awaitPass(1);
+        pass.open();
+        await().until(() -> registry.snapshot().connected());
+        assertThat(workerIds()).containsExactly(1L, 2L);
+
+        pass.emit(new DiscoveryEvent.Delete(endpointKey("dynamo", "decode", "generate", 1)));
+
+        // No new put of the real worker's key: the watcher reads it back as soon as the room is there.
+        await().until(() -> workerIds().equals(List.of(2L, 0xfeedL)));
+        assertThat(pass.rereads).containsExactly(List.of(endpointKey("dynamo", "decode", "generate", 0xfeed)));
+        assertThat(source.passes).hasSize(1);
+    }
 }
