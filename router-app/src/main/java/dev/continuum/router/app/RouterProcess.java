@@ -94,6 +94,14 @@ final class RouterProcess implements AutoCloseable {
 
     /** Loads and validates the config, then starts everything; listeners are bound on return. */
     static RouterProcess start(ConfigLoader loader, DynamoSections sections) {
+        return start(loader, sections, System::nanoTime);
+    }
+
+    /**
+     * As above, with the clock of the load store and the picker ({@code System::nanoTime} in production): a test
+     * of the picker's timers moves it instead of waiting for them.
+     */
+    static RouterProcess start(ConfigLoader loader, DynamoSections sections, LongSupplier ticker) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
         RouterConfig config = store.current();
@@ -116,7 +124,6 @@ final class RouterProcess implements AutoCloseable {
         DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
         discovery.start(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
         // The picker judges sample age on the load store's clock: both read this one ticker.
-        LongSupplier ticker = System::nanoTime;
         LoadSupervisor load = LoadSupervisor.builder(registry).ticker(ticker)
                 .config(config.dynamo().section(sections.load())).build();
         AutoCloseable followingFleet = load.follow(discovery.registry());
