@@ -270,10 +270,9 @@ class PinnedFleetEndToEndTest {
         SimWorker healthy = fleet.worker(1);
         stuck.silence();
         stuck.stall();
-        // A sample already on its way would answer the dispatch below. Wait until the router has applied two more
+        // A sample already on its way would answer the dispatch below. Wait until the router has applied five more
         // rounds of the healthy worker's samples: a sample the stuck worker sent before its silence has landed by then.
-        double applied = appliedSamples();
-        await().atMost(Duration.ofSeconds(30)).until(() -> appliedSamples() >= applied + 2 * healthy.dpSize());
+        awaitHealthySampleRounds(healthy, 5);
 
         // Two concurrent streams at equal load: the first one's backlog sends the second to the other worker, so
         // one of them waits on the stalled worker, unanswered, and no sample comes from it. The seed's rule
@@ -287,6 +286,8 @@ class PinnedFleetEndToEndTest {
         // The rule is about time: a dispatch unanswered for 5 s with no sample since. Until then the stalled
         // worker's backlog alone weighs against it; after it, it loses to any live worker whatever that worker's
         // load. The router's load clock is moved past the 5 s instead of waiting for them.
+        // The healthy worker's own dispatch must be answered first (its next samples), or it would look stalled too.
+        awaitHealthySampleRounds(healthy, 2);
         clockOffsetNanos.addAndGet(Duration.ofMillis(5_500).toNanos());
 
         for (int i = 0; i < 3; i++) {
@@ -563,6 +564,12 @@ class PinnedFleetEndToEndTest {
     private double selections(String reason, String role) throws Exception {
         return metric("continuum_dynamo_selection_total", (reason == null ? "" : "reason=\"" + reason + "\""),
                 role == null ? "" : "role=\"" + role + "\"");
+    }
+
+    /** Waits until the router has applied {@code rounds} more samples per rank of {@code worker}'s size. */
+    private void awaitHealthySampleRounds(SimWorker worker, int rounds) throws Exception {
+        double applied = appliedSamples();
+        await().atMost(Duration.ofSeconds(30)).until(() -> appliedSamples() >= applied + rounds * worker.dpSize());
     }
 
     /** kv_metrics samples the router has decoded and stored. */
