@@ -72,14 +72,27 @@ final class RouterProcess implements AutoCloseable {
 
     /** Loads and validates the config, then starts everything; listeners are bound on return. */
     static RouterProcess start(ConfigLoader loader, DynamoSections sections) {
-        return start(loader, sections, LifecycleStack.Listener.NONE);
+        return start(loader, sections, LifecycleStack.Listener.NONE, System::nanoTime);
     }
 
     /** As {@link #start(ConfigLoader, DynamoSections)}, telling {@code listener} each component's start and stop. */
     static RouterProcess start(ConfigLoader loader, DynamoSections sections, LifecycleStack.Listener listener) {
+        return start(loader, sections, listener, System::nanoTime);
+    }
+
+    /**
+     * As above, with the clock of the load store and the picker ({@code System::nanoTime} in production): a test
+     * of the picker's timers moves it instead of waiting for them.
+     */
+    static RouterProcess start(ConfigLoader loader, DynamoSections sections, LongSupplier ticker) {
+        return start(loader, sections, LifecycleStack.Listener.NONE, ticker);
+    }
+
+    private static RouterProcess start(ConfigLoader loader, DynamoSections sections, LifecycleStack.Listener listener,
+                                       LongSupplier ticker) {
         LifecycleStack stack = new LifecycleStack(listener);
         try {
-            return wire(stack, loader, sections);
+            return wire(stack, loader, sections, ticker);
         } catch (RuntimeException | Error e) {
             // A component that failed to start has already unwound the stack; a failure between pushes
             // (a builder refusing a value) has not. Either way the stack's stop is the one teardown.
@@ -88,7 +101,8 @@ final class RouterProcess implements AutoCloseable {
         }
     }
 
-    private static RouterProcess wire(LifecycleStack stack, ConfigLoader loader, DynamoSections sections) {
+    private static RouterProcess wire(LifecycleStack stack, ConfigLoader loader, DynamoSections sections,
+                                      LongSupplier ticker) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         stack.push(Lifecycles.opening("meter registry", () -> registry::close));
         ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
@@ -118,7 +132,6 @@ final class RouterProcess implements AutoCloseable {
         discovery.reload(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
         stack.push(discovery);
         // The picker judges sample age on the load store's clock: both read this one ticker.
-        LongSupplier ticker = System::nanoTime;
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
                 .config(config.dynamo().section(sections.load())).build());
         stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));

@@ -7,11 +7,14 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class MainTest {
+    private static final String EXPECTED_WARNING = "# expected warning: ";
+
     @TempDir
     Path dir;
 
@@ -81,9 +84,32 @@ class MainTest {
                 assertThat(Main.run(new String[] {"config", "validate", template.toString()},
                         new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
                         Map.of("CONTINUUM_ADMIN_TOKEN", "t"))).as(template + ": " + stderr()).isEqualTo(0);
-                assertThat(stdout()).as(template.toString()).contains(": valid (0 warning(s))");
+                // A template may expect a warning only by saying why, on a line "# expected warning: PATH: why".
+                List<String> expected = Files.readAllLines(template).stream()
+                        .filter(line -> line.startsWith(EXPECTED_WARNING))
+                        .map(line -> line.substring(EXPECTED_WARNING.length()).split(": ", 2)[0].trim())
+                        .toList();
+                assertThat(stdout()).as(template.toString())
+                        .contains(": valid (" + expected.size() + " warning(s))");
+                for (String path : expected) {
+                    assertThat(stdout()).as(template.toString()).contains("warning: " + path + ": ");
+                }
             }
         }
+    }
+
+    @Test
+    void validateWarnsWhenDiscoveryRunsButNoRequestCanBePinned() throws Exception {
+        Path file = write("""
+                backends: [{name: dynamo-frontend, url: "http://127.0.0.1:8000"}]
+                dynamo:
+                  enabled: true
+                  discovery: {etcd: {endpoints: ["http://127.0.0.1:2379"]}}
+                  load: {direct_allow_cidrs: ["127.0.0.0/8"]}
+                """);
+        assertThat(run("config", "validate", file.toString())).isEqualTo(0);
+        assertThat(stdout()).contains("warning: dynamo.shim.backends: unset while dynamo.enabled is true",
+                "fix: list the frontend backends here", "disaggregated_serving.enabled: true", ": valid (1 warning(s))");
     }
 
     @Test

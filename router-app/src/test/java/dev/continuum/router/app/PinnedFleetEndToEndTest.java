@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -59,6 +60,8 @@ class PinnedFleetEndToEndTest {
     private final HttpClient client = HttpClient.newHttpClient();
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private RouterProcess router;
+    /** Added to the router's load clock (sample ages, stall timers) by tests of those timers. */
+    private final AtomicLong clockOffsetNanos = new AtomicLong();
 
     @AfterEach
     void stop() throws Exception {
@@ -267,8 +270,9 @@ class PinnedFleetEndToEndTest {
         SimWorker healthy = fleet.worker(1);
         stuck.silence();
         stuck.stall();
-        // A sample already on its way would answer the dispatch below; give the last ones time to land.
-        Thread.sleep(1_000);
+        // A sample already on its way would answer the dispatch below. Wait until the router has applied five more
+        // rounds of the healthy worker's samples: a sample the stuck worker sent before its silence has landed by then.
+        awaitHealthySampleRounds(healthy, 5);
 
         // Two concurrent streams at equal load: the first one's backlog sends the second to the other worker, so
         // one of them waits on the stalled worker, unanswered, and no sample comes from it. The seed's rule
@@ -279,10 +283,12 @@ class PinnedFleetEndToEndTest {
                 client.sendAsync(post("/v1/chat/completions", longPrompt).build(), HttpResponse.BodyHandlers.ofString()),
                 client.sendAsync(post("/v1/chat/completions", longPrompt).build(), HttpResponse.BodyHandlers.ofString()));
         await().atMost(Duration.ofSeconds(30)).until(() -> stuck.inFlight() == 1);
-        // The seed's rule is about time: a dispatch unanswered for 5 s with no sample since. Until then the
-        // stalled worker's backlog alone weighs against it; after it, it loses to any live worker whatever
-        // that worker's load.
-        Thread.sleep(5_500);
+        // The rule is about time: a dispatch unanswered for 5 s with no sample since. Until then the stalled
+        // worker's backlog alone weighs against it; after it, it loses to any live worker whatever that worker's
+        // load. The router's load clock is moved past the 5 s instead of waiting for them.
+        // The healthy worker's own dispatch must be answered first (its next samples), or it would look stalled too.
+        awaitHealthySampleRounds(healthy, 2);
+        clockOffsetNanos.addAndGet(Duration.ofMillis(5_500).toNanos());
 
         for (int i = 0; i < 3; i++) {
             HttpResponse<String> r = send(post("/v1/chat/completions", chatBody(MODEL, false, ""))
@@ -490,7 +496,8 @@ class PinnedFleetEndToEndTest {
         DynamoSections sections = DynamoSections.create(env);
         router = RouterProcess.start(ConfigLoader.builder().environment(env)
                 .overrides(ConfigOverrides.none().withConfigFile(file))
-                .dynamoSections(sections.all()).build(), sections);
+                .dynamoSections(sections.all()).build(), sections,
+                () -> System.nanoTime() + clockOffsetNanos.get());
     }
 
     /** Waits until the router sees {@code workers} workers, each with a connected subscription and a sample. */
@@ -598,6 +605,17 @@ class PinnedFleetEndToEndTest {
     private double selections(String reason, String role) throws Exception {
         return metric("continuum_dynamo_selection_total", (reason == null ? "" : "reason=\"" + reason + "\""),
                 role == null ? "" : "role=\"" + role + "\"");
+    }
+
+    /** Waits until the router has applied {@code rounds} more samples per rank of {@code worker}'s size. */
+    private void awaitHealthySampleRounds(SimWorker worker, int rounds) throws Exception {
+        double applied = appliedSamples();
+        await().atMost(Duration.ofSeconds(30)).until(() -> appliedSamples() >= applied + rounds * worker.dpSize());
+    }
+
+    /** kv_metrics samples the router has decoded and stored. */
+    private double appliedSamples() throws Exception {
+        return metric("continuum_dynamo_load_events_total", "result=\"applied\"");
     }
 
     /** The sum of the {@code name} series whose labels contain every one of {@code labels}. */

@@ -116,15 +116,4 @@ public final class LoadSection implements DynamoSection<LoadConfig> {
     public ReloadClass reloadClass(LoadConfig before, LoadConfig after) {
         return before.restartsSubscriptions(after) ? ReloadClass.RESTART_SUBSYSTEM : ReloadClass.IMMEDIATE;
     }
-
-    @Override
-    public Object render(LoadConfig value) {
-        Map<String, Object> tree = new LinkedHashMap<>();
-        tree.put("max_staleness", value.maxStaleness());
-        tree.put("transport", value.transport().label());
-        if (value.directAllowCidrs() != null) {
-            tree.put("direct_allow_cidrs", value.directAllowCidrs());
-        }
-        return tree;
-    }
 }

@@ -1,5 +1,6 @@
 package dev.continuum.router.shim;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,10 @@ import org.jspecify.annotations.Nullable;
  * @param pools    one pool per watched namespace; required with several namespaces
  * @param modelMap client model ID to the workers' {@code display_name}, for candidate matching only
  */
-public record ShimConfig(List<String> backends, List<Pool> pools, Map<String, String> modelMap) {
+public record ShimConfig(
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> backends,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Pool> pools,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> modelMap) {
     /** The seed's cap on listed shim backends. */
     public static final int MAX_BACKENDS = 64;
     /** The seed's cap on {@code model_map} entries. */

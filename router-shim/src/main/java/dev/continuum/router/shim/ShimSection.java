@@ -35,6 +35,14 @@ import org.jspecify.annotations.Nullable;
  * ({@code ConfigLoader.builder().dynamoSection(new ShimSection())}).
  */
 public final class ShimSection implements DynamoSection<ShimConfig> {
+    /**
+     * Discovery and load run, yet nothing is pinned: the requests go to the backends unpinned, and a
+     * {@code dynamo.frontend --router-mode direct} refuses every one of them.
+     */
+    static final String NOTHING_PINNED = "unset while dynamo.enabled is true: no request is pinned to a worker, and "
+            + "a dynamo.frontend in --router-mode direct refuses every unpinned request (fix: list the frontend "
+            + "backends here, for example backends: [dynamo-frontend], and set disaggregated_serving.enabled: true)";
+
     @Override
     public String key() {
         return "shim";
@@ -160,6 +168,9 @@ public final class ShimSection implements DynamoSection<ShimConfig> {
     @Override
     public void crossCheck(ShimConfig value, RouterConfig config, Problems problems) {
         if (!value.configured()) {
+            if (config.dynamo().enabled()) {
+                problems.warning("dynamo.shim.backends", NOTHING_PINNED);
+            }
             return;
         }
         String listPath = value.pools().isEmpty() ? "dynamo.shim.backends" : "dynamo.shim.pools";
@@ -220,35 +231,12 @@ public final class ShimSection implements DynamoSection<ShimConfig> {
 
     /** The namespaces discovery watches (Dynamo's default namespace without a discovery section). */
     static List<String> watchedNamespaces(RouterConfig config) {
-        Object discovery = config.dynamo().sections().get("discovery");
-        return discovery instanceof DiscoveryConfig d ? d.namespaces() : DiscoveryConfig.defaults().namespaces();
+        return config.dynamo().find(DiscoveryConfig.class).orElseGet(DiscoveryConfig::defaults).namespaces();
     }
 
     /** Every key applies on the next request. */
     @Override
     public ReloadClass reloadClass(ShimConfig before, ShimConfig after) {
         return ReloadClass.IMMEDIATE;
-    }
-
-    @Override
-    public Object render(ShimConfig value) {
-        Map<String, Object> tree = new LinkedHashMap<>();
-        if (!value.backends().isEmpty()) {
-            tree.put("backends", value.backends());
-        }
-        if (!value.pools().isEmpty()) {
-            List<Object> pools = new ArrayList<>();
-            for (ShimConfig.Pool p : value.pools()) {
-                Map<String, Object> pool = new LinkedHashMap<>();
-                pool.put("namespace", p.namespace());
-                pool.put("backends", p.backends());
-                pools.add(pool);
-            }
-            tree.put("pools", pools);
-        }
-        if (!value.modelMap().isEmpty()) {
-            tree.put("model_map", value.modelMap());
-        }
-        return tree;
     }
 }

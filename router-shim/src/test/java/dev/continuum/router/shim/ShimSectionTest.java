@@ -140,6 +140,19 @@ class ShimSectionTest {
     }
 
     @Test
+    void warnsWithTheFixWhenDynamoIsEnabledButNoRequestCanBePinned() {
+        LoadResult r = load("dynamo:\n  enabled: true\n  " + ETCD + "}}\n");
+
+        assertThat(r.ok()).isTrue();
+        assertThat(lines(r.warnings())).containsExactly("dynamo.shim.backends: " + ShimSection.NOTHING_PINNED);
+        assertThat(ShimSection.NOTHING_PINNED).contains("disaggregated_serving.enabled: true", "backends: [");
+        assertThat(lines(load("dynamo:\n  enabled: true\n  " + ETCD + "}}\n  shim: {backends: [fe-a]}\n")
+                .warnings())).isEmpty();
+        assertThat(lines(load("dynamo:\n  enabled: false\n  " + ETCD + "}}\n").warnings()))
+                .noneMatch(line -> line.startsWith("dynamo.shim"));
+    }
+
+    @Test
     void everyChangeAppliesImmediately() {
         assertThat(SECTION.reloadClass(ShimConfig.DEFAULTS, new ShimConfig(List.of("fe-a"), List.of(), Map.of())))
                 .isEqualTo(ReloadClass.IMMEDIATE);
@@ -150,7 +163,7 @@ class ShimSectionTest {
         String yaml = TWO_NS + "  shim: {pools: [{namespace: prod, backends: [fe-a]}, "
                 + "{namespace: canary, backends: [fe-b]}], model_map: {qwen: Qwen/Qwen3-32B}}\n";
         RouterConfig c = load(yaml).orThrow();
-        Map<String, Object> tree = ConfigRenderer.of(List.of(SECTION)).tree(c);
+        Map<String, Object> tree = ConfigRenderer.get().tree(c);
         @SuppressWarnings("unchecked")
         Map<String, Object> rendered = (Map<String, Object>) ((Map<String, Object>) tree.get("dynamo")).get("shim");
         assertThat(rendered).isEqualTo(Map.of(

@@ -1,5 +1,6 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.time.Instant;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -13,6 +14,8 @@ import org.jspecify.annotations.Nullable;
  * @param rateLimit       this key's own bucket, or null
  * @param expiresAt       after this instant the key is refused as if unknown
  */
+@JsonPropertyOrder({"key", "id", "name", "user_id", "organization_id", "scopes", "rate_limit", "enabled", "expires_at",
+    "allowed_backends", "allowed_models"})
 public record ApiKeyConfig(
         Secret key,
         String id,

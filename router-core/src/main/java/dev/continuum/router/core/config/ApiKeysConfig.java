@@ -1,5 +1,8 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.nio.file.Path;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -13,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * @param fileKeyCount how many of {@code keys}, at the end, came from {@code api_keys_file}; a readback
  *                     shows only the inline ones (plus the file's path), so it loads back to this record
  */
-public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyConfig> keys, int fileKeyCount) {
+@JsonPropertyOrder({"mode", "api_keys_file", "api_keys"})
+public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, @JsonIgnore List<ApiKeyConfig> keys,
+                            @JsonIgnore int fileKeyCount) {
     public enum Mode {
         PERMISSIVE,
         BLOCKING
@@ -31,7 +36,8 @@ public record ApiKeysConfig(Mode mode, @Nullable Path apiKeysFile, List<ApiKeyCo
         this(mode, apiKeysFile, keys, 0);
     }
 
-    /** The keys written in the config file itself. */
+    /** The keys written in the config file itself (the readback's {@code api_keys}). */
+    @JsonProperty("api_keys")
     public List<ApiKeyConfig> inlineKeys() {
         return keys.subList(0, keys.size() - fileKeyCount);
     }

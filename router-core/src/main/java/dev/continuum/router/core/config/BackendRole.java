@@ -1,5 +1,7 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonValue;
+
 /** {@code backends[].role}: which phase of disaggregated serving a backend takes. */
 public enum BackendRole {
     UNIFIED("unified"),
@@ -12,6 +14,8 @@ public enum BackendRole {
         this.yamlName = yamlName;
     }
 
+    /** The name the YAML uses; also the readback's. */
+    @JsonValue
     public String yamlName() {
         return yamlName;
     }

@@ -1,5 +1,6 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
@@ -25,6 +26,8 @@ public enum BackendType {
         this.yamlName = yamlName;
     }
 
+    /** The name the YAML uses; also the readback's. */
+    @JsonValue
     public String yamlName() {
         return yamlName;
     }

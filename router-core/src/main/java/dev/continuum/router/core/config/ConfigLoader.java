@@ -130,9 +130,9 @@ public final class ConfigLoader {
         return sections;
     }
 
-    /** A renderer that knows this loader's dynamo sections. */
+    /** The readback renderer (each section's shape comes from its bound record). */
     public ConfigRenderer renderer() {
-        return ConfigRenderer.of(sections);
+        return ConfigRenderer.get();
     }
 
     private LoadResult failed(Path source, String message) {

@@ -1,5 +1,6 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -24,7 +25,7 @@ public record RouterConfig(
         LoggingConfig logging,
         MetricsConfig metrics,
         DynamoConfig dynamo,
-        @Nullable Path source) {
+        @JsonIgnore @Nullable Path source) {
 
     public RouterConfig {
         backends = List.copyOf(backends);

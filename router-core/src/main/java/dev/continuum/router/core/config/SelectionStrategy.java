@@ -1,5 +1,7 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonValue;
+
 /** {@code selection_strategy}: how one backend is chosen among the healthy ones that serve a model. */
 public enum SelectionStrategy {
     ROUND_ROBIN("RoundRobin"),
@@ -11,6 +13,8 @@ public enum SelectionStrategy {
         this.yamlName = yamlName;
     }
 
+    /** The name the YAML uses; also the readback's. */
+    @JsonValue
     public String yamlName() {
         return yamlName;
     }

@@ -1,5 +1,8 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
+import dev.continuum.router.core.config.internal.ReadbackJson;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -31,8 +34,9 @@ import org.jspecify.annotations.Nullable;
  *                              (default 5s, at most the grace period)
  */
 public record ServerConfig(
+        @JsonProperty("bind_address") @JsonSerialize(using = ReadbackJson.OneOrListSerializer.class)
         List<BindAddress> bindAddresses,
-        @Nullable Integer socketMode,
+        @JsonSerialize(using = ReadbackJson.FileModeSerializer.class) @Nullable Integer socketMode,
         int workers,
         int connectionPoolSize,
         ByteSize maxRequestBodySize,

@@ -104,7 +104,7 @@ class ConfigRendererTest {
     @Test
     void defaultsLoadBackToTheDefaults() throws IOException {
         RouterConfig defaults = RouterConfig.defaults();
-        String yaml = ConfigRenderer.of(List.of()).yaml(defaults);
+        String yaml = ConfigRenderer.get().yaml(defaults);
 
         assertThat(TestConfigs.loader(dir, Map.of()).build().loadString(yaml).orThrow()).isEqualTo(defaults);
     }

@@ -69,7 +69,7 @@ class DynamoSectionTest {
     void rendersTheSectionWithItsSecretsMasked() {
         RouterConfig c = load("dynamo: {discovery: {endpoints: [a], auth: {password: hunter2}}}", Map.of()).orThrow();
 
-        Map<String, Object> tree = ConfigRenderer.of(List.of(DISCOVERY)).tree(c);
+        Map<String, Object> tree = ConfigRenderer.get().tree(c);
 
         assertThat(tree.get("dynamo")).isEqualTo(Map.of("enabled", false, "discovery",
                 Map.of("endpoints", List.of("a"), "backoff", "500ms", "auth", Map.of("password", Secret.MASK))));
@@ -99,7 +99,7 @@ class DynamoSectionTest {
 
             @Override
             public Shim bind(ConfigNode node, Problems problems) {
-                return defaults();
+                return new Shim(List.of("f"), Duration.ofSeconds(3), Secret.of("t"), Shim.Mode.BROKER);
             }
 
             @Override
@@ -108,8 +108,11 @@ class DynamoSectionTest {
             }
         };
 
-        assertThat(shim.render(new Shim(List.of("f"), Duration.ofSeconds(3), Secret.of("t"), Shim.Mode.BROKER)))
-                .isEqualTo(Map.of("backends", List.of("f"), "staleness", "3s", "token", Secret.of("t"), "mode", "broker"));
+        RouterConfig c = TestConfigs.loader(Path.of("").toAbsolutePath(), Map.of()).dynamoSection(shim).build()
+                .loadString("").orThrow();
+
+        assertThat(ConfigRenderer.get().tree(c).get("dynamo")).isEqualTo(Map.of("enabled", false, "shim",
+                Map.of("backends", List.of("f"), "staleness", "3s", "token", Secret.MASK, "mode", "broker")));
     }
 
     @Test

@@ -1,17 +1,22 @@
 package dev.continuum.router.core.config;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /** A stand-in for a later module's {@code dynamo.discovery}, exercising the {@link DynamoSection} contract. */
 final class TestDiscoverySection implements DynamoSection<TestDiscoverySection.Discovery> {
-    record Discovery(List<String> endpoints, Duration backoff, @Nullable Secret password) {
+    record Discovery(List<String> endpoints, Duration backoff, @Nullable Auth auth) {
         Discovery {
             endpoints = List.copyOf(endpoints);
         }
+
+        @Nullable Secret password() {
+            return auth == null ? null : auth.password();
+        }
+    }
+
+    record Auth(Secret password) {
     }
 
     @Override
@@ -40,7 +45,7 @@ final class TestDiscoverySection implements DynamoSection<TestDiscoverySection.D
             backoff = defaults().backoff();
         }
         Secret password = node.get("auth").get("password").asSecret();
-        return new Discovery(endpoints, backoff, password);
+        return new Discovery(endpoints, backoff, password == null ? null : new Auth(password));
     }
 
     @Override
@@ -53,16 +58,5 @@ final class TestDiscoverySection implements DynamoSection<TestDiscoverySection.D
     @Override
     public ReloadClass reloadClass(Discovery before, Discovery after) {
         return before.endpoints().equals(after.endpoints()) ? ReloadClass.IMMEDIATE : ReloadClass.RESTART_SUBSYSTEM;
-    }
-
-    @Override
-    public Object render(Discovery value) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("endpoints", value.endpoints());
-        m.put("backoff", value.backoff());
-        if (value.password() != null) {
-            m.put("auth", Map.of("password", value.password()));
-        }
-        return m;
     }
 }

@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.config;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import java.util.List;
 import java.util.Objects;
@@ -15,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 public record EtcdConfig(
         List<String> endpoints,
         String namespace,
-        List<String> namespaces,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> namespaces,
         @Nullable EtcdTlsConfig tls,
         @Nullable EtcdAuthConfig auth,
         BackoffConfig watchReconnectBackoff) {

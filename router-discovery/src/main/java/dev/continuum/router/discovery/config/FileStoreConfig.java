@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.config;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ import java.util.Objects;
 public record FileStoreConfig(
         Path root,
         String namespace,
-        List<String> namespaces,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> namespaces,
         Duration ttl,
         Duration rescanInterval) {
 

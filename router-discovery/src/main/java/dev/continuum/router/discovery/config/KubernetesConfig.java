@@ -1,5 +1,6 @@
 package dev.continuum.router.discovery.config;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import java.util.List;
 import java.util.Objects;
@@ -20,9 +21,9 @@ import org.jspecify.annotations.Nullable;
 public record KubernetesConfig(
         String namespace,
         String dynamoNamespace,
-        List<String> dynamoNamespaces,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> dynamoNamespaces,
         @Nullable String model,
-        List<ModelMapping> models,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ModelMapping> models,
         BackoffConfig watchReconnectBackoff) {
 
     /** The default Kubernetes namespace when the section leaves it out (only valid for inactive sections). */

@@ -1,8 +1,7 @@
 package dev.continuum.router.discovery.config;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.ConfigRenderer;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.discovery.DiscoverySourceKind;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every rule of {@code dynamo.discovery.kubernetes}, through core's loader, as the router loads it. */
 @Timeout(30)
@@ -129,11 +129,11 @@ class KubernetesSectionTest {
                                 + "label: 1 to 63 lowercase letters, digits or '-', starting and ending with a letter "
                                 + "or digit)"),
                 Arguments.of("dynamo_namespace empty", pods + "  namespace: d\n  dynamo_namespace: ''\n  model: m",
-                        "dynamo.discovery.kubernetes.dynamo_namespace: \"\" (expected: " + DiscoverySection.LABEL_VALUE_RULE
+                        "dynamo.discovery.kubernetes.dynamo_namespace: \"\" (expected: " + KubernetesBinder.LABEL_VALUE_RULE
                                 + ")"),
                 Arguments.of("dynamo_namespace with slash", pods + "  namespace: d\n  dynamo_namespace: a/b\n  model: m",
                         "dynamo.discovery.kubernetes.dynamo_namespace: \"a/b\" (expected: "
-                                + DiscoverySection.LABEL_VALUE_RULE + ")"),
+                                + KubernetesBinder.LABEL_VALUE_RULE + ")"),
                 Arguments.of("both namespace forms", pods + "  namespace: d\n  dynamo_namespace: x\n"
                                 + "  dynamo_namespaces: [a, b]\n  model: m",
                         "dynamo.discovery.kubernetes.dynamo_namespace: \"x\" (expected: either dynamo_namespace or "
@@ -192,7 +192,8 @@ class KubernetesSectionTest {
                 + "model: m}], watch_reconnect_backoff: {initial: 1s, max: 10s}}");
         DiscoveryConfig config = result.orThrow().dynamo().section(SECTION);
         assertThat(config.backoff()).isEqualTo(new BackoffConfig(Duration.ofSeconds(1), Duration.ofSeconds(10)));
-        assertThat(SECTION.render(config).toString()).contains("kubernetes={namespace=d, dynamo_namespace=dynamo, "
-                + "models=[{component=c, model=m}], watch_reconnect_backoff={initial=PT1S, max=PT10S}}");
+        assertThat(ConfigRenderer.get().tree(result.orThrow()).toString()).contains("kubernetes={namespace=d, "
+                + "dynamo_namespace=dynamo, models=[{component=c, model=m}], "
+                + "watch_reconnect_backoff={initial=1s, max=10s}}");
     }
 }

@@ -50,7 +50,7 @@ class EtcdFaultsTest {
     @AfterEach
     void stop() {
         if (supervisor != null) {
-            supervisor.close();
+            supervisor.stop().join();
         }
     }
 
