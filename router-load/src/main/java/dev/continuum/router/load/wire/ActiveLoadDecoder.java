@@ -118,7 +118,7 @@ public final class ActiveLoadDecoder {
 
     private static long rank(MsgpackCursor c) throws WireException {
         long rank = c.unsigned64();
-        if (rank > MAX_DP_RANK) {
+        if (Long.compareUnsigned(rank, MAX_DP_RANK) > 0) { // unsigned: a u64 above 2^63 reads negative
             throw WireException.malformed("dp_rank above u32");
         }
         return rank;
