@@ -246,7 +246,9 @@ public final class DiscoverySection implements DynamoSection<DiscoveryConfig> {
             }
             EtcdEndpoints.Result result = EtcdEndpoints.parse(text);
             if (result instanceof EtcdEndpoints.Invalid invalid) {
-                element.invalid(invalid.expectation());
+                // Shown without its user info: a refused endpoint may carry a password.
+                element.error(Problems.render(EtcdEndpoints.maskUserInfo(text)) + " (expected: "
+                        + invalid.expectation() + ")");
             } else {
                 EtcdEndpoints.Valid valid = (EtcdEndpoints.Valid) result;
                 endpoints.add(valid.url());

@@ -29,6 +29,15 @@ final class EtcdEndpoints {
     record Invalid(String expectation) implements Result {
     }
 
+    /** {@code http://user:pw@host:2379} as {@code http://****@host:2379}, for messages; anything else as given. */
+    static String maskUserInfo(String text) {
+        int start = text.indexOf("://");
+        start = start < 0 ? 0 : start + 3;
+        int end = firstOf(text.substring(start), "/?#");
+        int at = text.lastIndexOf('@', end < 0 ? text.length() - 1 : start + end - 1);
+        return at < start ? text : text.substring(0, start) + "****" + text.substring(at);
+    }
+
     static Result parse(String text) {
         if (text.isEmpty() || text.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {
             return new Invalid("an http(s)://host:port URL or host:port, without spaces");
