@@ -12,6 +12,9 @@ end
 function init(args)
   failed = 0
   completed = 0
+  s4xx = 0
+  s5xx = 0
+  truncated = 0
 end
 
 function response(status, headers, body)
@@ -19,19 +22,23 @@ function response(status, headers, body)
     completed = completed + 1
   else
     failed = failed + 1
+    if status >= 500 then s5xx = s5xx + 1 elseif status >= 400 then s4xx = s4xx + 1 else truncated = truncated + 1 end
   end
 end
 
 function done(summary, latency, requests)
-  local ok, bad = 0, 0
+  local ok, bad, c4, c5, cut = 0, 0, 0, 0, 0
   for _, t in ipairs(threads) do
     ok = ok + t:get("completed")
     bad = bad + t:get("failed")
+    c4 = c4 + t:get("s4xx")
+    c5 = c5 + t:get("s5xx")
+    cut = cut + t:get("truncated")
   end
   local e = summary.errors
   io.write(string.format(
-    "RESULT requests=%d completed=%d failed_streams=%d p50_us=%d p99_us=%d max_us=%d " ..
+    "RESULT requests=%d completed=%d failed_streams=%d status_4xx=%d status_5xx=%d no_done=%d p50_us=%d p99_us=%d max_us=%d " ..
     "err_connect=%d err_read=%d err_write=%d err_status=%d err_timeout=%d\n",
-    summary.requests, ok, bad, latency:percentile(50), latency:percentile(99), latency.max,
+    summary.requests, ok, bad, c4, c5, cut, latency:percentile(50), latency:percentile(99), latency.max,
     e.connect, e.read, e.write, e.status, e.timeout))
 end

@@ -2,8 +2,8 @@
 # Soak: STREAMS concurrent SSE streams for DURATION through the router's pinned Dynamo path (the simulator's
 # fleet and direct-mode frontend behind it), with Netty's paranoid leak detection on in the router. Every
 # SAMPLE_EVERY it forces a full GC in the router and samples its live heap (jstat's old generation after
-# the GC), its RSS and its open file descriptors; at the end it fits a line through the samples taken
-# after WARMUP and fails on any failed stream, any leak report, or a slope above its bound. Not part of
+# the GC), its RSS, its open file descriptors and its listen backlog; at the end it fits a line through the
+# samples taken after WARMUP once the backlog is empty (every stream accepted) and fails on any failed stream, any leak report, or a slope above its bound. Not part of
 # bin/test (it takes DURATION plus about a minute); docs/reliability.md records a run.
 #
 #   bench/soak.sh                                  # 1,000 streams for 10 minutes
@@ -13,7 +13,8 @@
 #   (60), SAMPLE_EVERY seconds (15), CHUNKS per stream (20) and CHUNK_DELAY_MS (200), so a stream lasts
 #   about 4 s and the fleet serves about STREAMS / 4 streams per second; ROUTER_JAVA_OPTS; bounds
 #   MAX_HEAP_SLOPE_MB_MIN (0.5), MAX_RSS_SLOPE_MB_MIN (2), MAX_FD_GROWTH (16, last sample minus the first
-#   after warm-up); BENCH_PORT_BASE (48000); SAMPLES_OUT (a file to keep the samples in, as CSV).
+#   after warm-up); BENCH_PORT_BASE (48000); SAMPLES_OUT (a file to keep the samples in, as CSV, and the router's log
+#   beside it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -74,14 +75,15 @@ done
 
 router_pid=${PID[router]}
 samples=$work/samples.csv
-echo "t_s,heap_live_kb,rss_kb,fds" >"$samples"
-sample() { # t: a full GC, then the old generation's use (ParallelGC's live set), RSS and fds
+echo "t_s,heap_live_kb,rss_kb,fds,accept_queue" >"$samples"
+sample() { # t: a full GC, then the old generation's use (ParallelGC's live set), RSS, fds, unaccepted connections
   jcmd "$router_pid" GC.run >/dev/null
-  local ou rss fds
+  local ou rss fds queue
   ou=$(jstat -gc "$router_pid" | awk 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "OU") c = i} NR == 2 {print $c}')
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$router_pid/status")
   fds=$(find "/proc/$router_pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
-  echo "$1,$ou,$rss,$fds" >>"$samples"
+  queue=$(ss -Hltn "( sport = :$BENCH_ROUTER_DYNAMO_PORT )" | awk '{q += $2} END {print q + 0}')
+  echo "$1,$ou,$rss,$fds,$queue" >>"$samples"
 }
 
 echo "bench/soak.sh: $STREAMS streams for ${DURATION}s (load average before: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
@@ -98,6 +100,7 @@ sample "$(( $(date +%s) - started ))" # the idle router after the last stream
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 result=$(grep '^RESULT' "$work/wrk.log" || true)
+if [ -n "${SAMPLES_OUT:-}" ]; then cp "$samples" "$SAMPLES_OUT"; cp "$work/router.log" "$SAMPLES_OUT.router.log"; fi
 leaks=$(grep -c 'LEAK:' "$work/router.log" || true)
 python3 - "$samples" "$WARMUP" "$result" "$leaks" "$STREAMS" "$DURATION" "$load_after" \
   "$MAX_HEAP_SLOPE_MB_MIN" "$MAX_RSS_SLOPE_MB_MIN" "$MAX_FD_GROWTH" <<'PY'
@@ -105,8 +108,16 @@ import csv, sys
 path, warmup, result, leaks, streams, duration, load = sys.argv[1:8]
 max_heap, max_rss, max_fd = float(sys.argv[8]), float(sys.argv[9]), int(sys.argv[10])
 rows = [r for r in csv.DictReader(open(path))]
-# The last row is the idle router after the run: shown, but not part of the slope under load.
-steady = [r for r in rows[:-1] if float(r["t_s"]) >= float(warmup)]
+# The last row is the idle router after the run: shown, but not part of the slope under load. The steady
+# state starts after the warm-up and once the router has accepted every connection (on a starved machine
+# the ramp through the listen backlog takes longer than the warm-up).
+ramp = next((float(r["t_s"]) for r in rows[:-1] if int(r["accept_queue"]) == 0 and float(r["t_s"]) >= float(warmup)), None)
+# Never all accepted: the slopes are still shown (over the samples after the warm-up), and the run fails.
+steady = [r for r in rows[:-1] if float(r["t_s"]) >= (ramp if ramp is not None else float(warmup))]
+if len(steady) < 3:
+    print("soak: FAILED: fewer than 3 samples after the warm-up")
+    sys.exit(1)
+queued = [int(r["accept_queue"]) for r in rows[:-1]]
 def slope(key, scale):  # least squares, units per minute
     xs = [float(r["t_s"]) / 60 for r in steady]
     ys = [float(r[key]) / scale for r in steady]
@@ -123,14 +134,17 @@ fd_growth = int(steady[-1]["fds"]) - int(steady[0]["fds"]) if steady else 0
 first, last = steady[0], steady[-1]
 print(f"soak: {streams} concurrent streams, {duration} s; {fields.get('requests', '?')} requests, "
       f"{fields.get('completed', '?')} complete streams, errors {errors} ({result.strip() or 'no wrk result'})")
-print(f"soak: live heap {int(first['heap_live_kb']) // 1024} -> {int(last['heap_live_kb']) // 1024} MiB, "
+print(f"soak: live heap {float(first['heap_live_kb']) / 1024:.1f} -> {float(last['heap_live_kb']) / 1024:.1f} MiB, "
       f"slope {heap:+.3f} MiB/min (bound {max_heap})")
 print(f"soak: RSS {int(first['rss_kb']) // 1024} -> {int(last['rss_kb']) // 1024} MiB, slope {rss:+.3f} MiB/min "
       f"(bound {max_rss})")
 print(f"soak: fds {first['fds']} -> {last['fds']} (growth {fd_growth}, bound {max_fd}); idle after: "
       f"{rows[-1]['fds']} fds, {int(rows[-1]['rss_kb']) // 1024} MiB RSS; leak reports {leaks}; "
-      f"{len(steady)} samples after warm-up; load average after {load}")
+      f"{len(steady)} samples from {steady[0]['t_s']} s; load average after {load}")
+print("soak: listen backlog (connections not yet accepted) per sample: " + " ".join(map(str, queued))
+      + (f"; every connection accepted by {ramp:.0f} s" if ramp is not None else "; never empty"))
 failed = []
+if ramp is None: failed.append("not every stream was accepted")
 if errors: failed.append("errors")
 if int(leaks): failed.append("leak reports")
 if heap > max_heap: failed.append("heap slope")
@@ -141,4 +155,3 @@ if failed:
     sys.exit(1)
 print("soak: passed")
 PY
-if [ -n "${SAMPLES_OUT:-}" ]; then cp "$samples" "$SAMPLES_OUT"; fi
