@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.zeromq.ZContext;
@@ -42,6 +43,11 @@ class PublisherFaultsTest {
     private final DynamoWorker worker = new DynamoWorker(Fixtures.worker(WORKER), WorkerRole.DECODE, "decode",
             "generate", null, T, T);
     private AutoCloseable following;
+
+    @BeforeEach
+    void startSupervisor() {
+        supervisor.start().join();
+    }
 
     @AfterEach
     void tearDown() throws Exception {

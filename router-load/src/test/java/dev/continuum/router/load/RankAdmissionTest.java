@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.zeromq.ZContext;
@@ -37,6 +38,11 @@ class RankAdmissionTest {
     private final MutableDynamoRegistry registry = MutableDynamoRegistry.create();
     private final MutableDynamoRegistry.Writer writer = registry.reconfigure(true, DiscoverySourceKind.ETCD,
             List.of("dynamo"), FleetView.empty());
+
+    @BeforeEach
+    void startSupervisor() {
+        supervisor.start().join();
+    }
 
     @AfterEach
     void tearDown() {
