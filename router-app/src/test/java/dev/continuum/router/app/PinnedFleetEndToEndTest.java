@@ -275,8 +275,9 @@ class PinnedFleetEndToEndTest {
         awaitHealthySampleRounds(healthy, 5);
 
         // Two concurrent streams at equal load: the first one's backlog sends the second to the other worker, so
-        // one of them waits on the stalled worker, unanswered, and no sample comes from it. The seed's rule
-        // concerns requests of two or more KV blocks: these prompts are 40 words (3 blocks of 16 tokens).
+        // one of them waits on the stalled worker, unanswered, and no sample comes from it. The stall rule
+        // (docs/request-path.md, "Stall") concerns requests of two or more KV blocks: these prompts are 40 words (3
+        // blocks of 16 tokens).
         String longPrompt = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\""
                 + "word ".repeat(40) + "\"}]}";
         List<CompletableFuture<HttpResponse<String>>> pair = List.of(

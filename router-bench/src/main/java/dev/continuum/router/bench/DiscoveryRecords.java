@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Dynamo discovery records as workers write them to etcd (dynamo-wire.md 1.1, 1.3, 1.4; the seed's example
- * card), built with router-test-support's {@link DynamoRecords}, the same shapes the tests use.
+ * Dynamo discovery records as workers write them to etcd (upstream's record shapes, docs/decisions.md; the
+ * example card), built with router-test-support's {@link DynamoRecords}, the same shapes the tests use.
  */
 final class DiscoveryRecords {
     private DiscoveryRecords() {

@@ -13,7 +13,7 @@ import java.util.List;
 
 /**
  * Hand-built disaggregated fleets for the picker and the shim: one namespace, half decode and half prefill,
- * each worker a card with the seed's example capacities and {@code data_parallel_size} ranks.
+ * each worker a card with the example card's capacities (docs/decisions.md) and {@code data_parallel_size} ranks.
  */
 final class Fleets {
     static final String NS = "dynamo";

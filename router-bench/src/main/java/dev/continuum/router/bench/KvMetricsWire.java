@@ -8,7 +8,7 @@ import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /**
- * kv_metrics messages as a Dynamo publisher puts them on the wire (dynamo-wire.md 3.2, 3.3, 3.5): one ZMTP
+ * kv_metrics messages as a Dynamo publisher puts them on the wire (upstream's event plane, docs/decisions.md): one ZMTP
  * multipart message of four frames (topic, publisher_id u64 BE, sequence u64 BE, version 1 + payload_len
  * u32 BE + msgpack EventEnvelope), the envelope a named map in upstream's key order whose {@code payload} is
  * the msgpack named map of an {@code ActiveLoad}. Plus the peer side of the ZMTP 3.0 handshake.

@@ -24,7 +24,7 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * The discovery reducer (EtcdRecordReducer) and the registry (AtomicDynamoRegistry) on a fleet of 16,384
  * workers, each an Endpoint record, a Model record with its card and a kv_metrics EventChannel record
- * (49,152 records, the shapes of dynamo-wire.md 1.3 and 1.4):
+ * (49,152 records, upstream's DiscoveryInstance and card shapes):
  * <ul>
  *   <li>{@code coldResync}: a new reducer materializes the whole fleet from one resync (milliseconds per op);</li>
  *   <li>{@code churnEvent}: one event of a churn cycle applied to the materialized fleet (a worker's card

@@ -11,7 +11,7 @@ import java.util.random.RandomGenerator;
  * {@code resetAfter}, so a peer that accepts and then refuses at once keeps backing off.
  */
 public record Backoff(Duration initial, Duration max, Duration resetAfter) {
-    /** The seed's 500ms..30s, reset after a 30s session. */
+    /** 500ms..30s, reset after a 30s session (docs/load-signals.md). */
     public static final Backoff DEFAULT = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
             Duration.ofSeconds(30));
 

@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
 final class DefaultLoadSupervisor extends StartStopSupport implements LoadSupervisor {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultLoadSupervisor.class);
 
-    /** Ascending publisher_id (unsigned), then namespace: the seed's admission order. */
+    /** Ascending publisher_id (unsigned), then namespace: the admission order of docs/load-signals.md. */
     static final Comparator<DynamoPublisher> ADMISSION_ORDER = Comparator
             .<DynamoPublisher>comparingLong(p -> p.id().publisherId() ^ Long.MIN_VALUE)
             .thenComparing(DynamoPublisher::namespace);

@@ -18,7 +18,7 @@ public record LoadSample(SampleKey key, ActiveLoad load, long publisherId, long 
         Objects.requireNonNull(load, "load");
     }
 
-    /** Whether the sample reported a backlog (a worker that fell silent with one may be stalled, see the seed). */
+    /** Whether the sample reported a backlog (a worker silent since may be stalled: docs/request-path.md). */
     public boolean reportsBacklog() {
         Long decode = load.decodeBlocks();
         Long prefill = load.activePrefillTokens();

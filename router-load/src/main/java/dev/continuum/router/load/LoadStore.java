@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * workers on every registry generation change.
  */
 public interface LoadStore {
-    /** The seed's cap on (worker, dp_rank) entries; further new keys are refused as over_capacity. */
+    /** The cap on (worker, dp_rank) entries (docs/decisions.md); further new keys are refused as over_capacity. */
     int MAX_ENTRIES = 65_536;
     /** {@code dynamo.load.max_staleness} when unset. */
     Duration DEFAULT_MAX_STALENESS = Duration.ofSeconds(3);

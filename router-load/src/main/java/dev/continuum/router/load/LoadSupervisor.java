@@ -50,7 +50,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Thread-safe: {@link #update} and {@link #reconfigure} are serialized; reads never block.
  */
 public interface LoadSupervisor extends Lifecycle {
-    /** The seed's cap on active subscriptions (sockets). */
+    /** The cap on active subscriptions (sockets), docs/decisions.md. */
     int MAX_SUBSCRIPTIONS = 1024;
     /** How long a stopping subscription may take before it is aborted. */
     Duration STOP_GRACE = Duration.ofSeconds(5);

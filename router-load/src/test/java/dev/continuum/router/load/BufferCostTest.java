@@ -22,8 +22,8 @@ import org.zeromq.ZContext;
 
 /**
  * What an idle subscription holds in buffers, measured on a real connection with a counting allocator:
- * the Netty buffers still allocated while idle plus the ZMTP handler's assembly array, within the seed's
- * 2,624 bytes, also after a 10 KiB message grew the array.
+ * the Netty buffers still allocated while idle plus the ZMTP handler's assembly array, within the
+ * 2,624 bytes of docs/decisions.md, also after a 10 KiB message grew the array.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class BufferCostTest {

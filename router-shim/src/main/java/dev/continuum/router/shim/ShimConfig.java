@@ -19,9 +19,9 @@ public record ShimConfig(
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> backends,
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Pool> pools,
         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> modelMap) {
-    /** The seed's cap on listed shim backends. */
+    /** The cap on listed shim backends (docs/decisions.md). */
     public static final int MAX_BACKENDS = 64;
-    /** The seed's cap on {@code model_map} entries. */
+    /** The cap on {@code model_map} entries (docs/decisions.md). */
     public static final int MAX_MODEL_MAP_ENTRIES = 1024;
 
     public static final ShimConfig DEFAULTS = new ShimConfig(List.of(), List.of(), Map.of());

@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A local stand-in for {@code dynamo.frontend --router-mode direct}, written from the seed's contract: it
+ * A local stand-in for {@code dynamo.frontend --router-mode direct}, written from upstream's direct mode: it
  * resolves decimal pins against the workers it is told about, refuses a request without a prefill ID while
  * prefill workers exist with upstream's exact text, rejects unknown IDs, and answers buffered JSON or SSE.
  */
@@ -31,7 +31,7 @@ final class DirectModeShim implements AutoCloseable {
         }
     }
 
-    /** Upstream's exact texts (dynamo-wire.md 7.2). */
+    /** Upstream's exact texts (ai-dynamo/dynamo lib/llm/src/kv_router/prefill_router/mod.rs, push_router.rs). */
     static final String PREFILL_ID_ERROR = "Prefill worker ID required in Direct routing mode but none found in "
             + "request. Expected prefill_worker_id to be set via x-prefill-instance-id header by external router "
             + "(e.g., EPP).";

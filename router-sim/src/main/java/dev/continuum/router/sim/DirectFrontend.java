@@ -42,7 +42,7 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An emulator of {@code dynamo.frontend --router-mode direct}, written from dynamo-wire.md section 7 (not from
+ * An emulator of {@code dynamo.frontend --router-mode direct}, written from upstream's direct mode (not from
  * the router): it resolves the {@code x-dynamo-*} pins (and their older aliases) against a simulated fleet,
  * answers a chat completion buffered or as SSE tokens at a configurable rate, and counts what each pinned
  * worker received.

@@ -3,9 +3,9 @@ package dev.continuum.router.sim;
 import java.util.Locale;
 
 /**
- * The JSON of the {@code DiscoveryInstance} records a Dynamo worker registers (dynamo-wire.md 1.3 and 1.4), written
- * by hand so the simulator shares no parser or model with the router. Instance IDs are u64 JSON numbers, written
- * unsigned.
+ * The JSON of the {@code DiscoveryInstance} records a Dynamo worker registers (upstream discovery/mod.rs,
+ * model_card.rs), written by hand so the simulator shares no parser or model with the router. Instance IDs are u64 JSON
+ * numbers, written unsigned.
  */
 final class DynamoJson {
     private DynamoJson() {

@@ -18,8 +18,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * etcd (dynamo-wire.md 1.2): every simulated worker is a Dynamo process of its own, so each one grants its own
- * lease of {@value #TTL_SECONDS} s, keeps it alive, uses the lease ID as its instance ID and writes each of its
+ * etcd (upstream transports/etcd/lease.rs): every simulated worker is a Dynamo process of its own, so each one grants
+ * its own lease of {@value #TTL_SECONDS} s, keeps it alive, uses the lease ID as its instance ID and writes each of its
  * keys under that lease with "create if absent". Close revokes the leases, so the keys vanish at once; a killed
  * simulator's keys vanish when the TTL runs out.
  */

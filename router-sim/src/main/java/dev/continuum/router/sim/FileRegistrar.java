@@ -5,8 +5,9 @@ import java.security.SecureRandom;
 import java.util.List;
 
 /**
- * The file store (dynamo-wire.md section 2): a random u64 instance ID per worker (a file-store process picks one
- * at start-up), atomic writes, mtime keep-alives on each heartbeat, files deleted on close.
+ * The file store (ai-dynamo/dynamo lib/runtime/src/storage/kv/file.rs): a random u64 instance ID per worker (a
+ * file-store process picks one at start-up), atomic writes, mtime keep-alives on each heartbeat, files deleted on
+ * close.
  */
 final class FileRegistrar implements Registrar {
     private static final SecureRandom RANDOM = new SecureRandom();

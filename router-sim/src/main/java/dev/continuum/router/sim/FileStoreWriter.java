@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Writes keys into Dynamo's file store as one Dynamo process does (dynamo-wire.md section 2): a bucket is a
+ * Writes keys into Dynamo's file store as one Dynamo process does (lib/runtime/src/storage/kv/file.rs): a bucket is a
  * directory under the root, a key is one flat file whose name is the bucket-relative key percent-encoded with
  * the NON_ALPHANUMERIC set, every write goes to {@code .tmp_<16 hex>} and is renamed into place, and the
  * owner touches the mtime of its files (the keep-alive) and deletes them on a clean stop.

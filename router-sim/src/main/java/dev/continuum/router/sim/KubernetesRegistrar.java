@@ -19,7 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Kubernetes (dynamo-wire.md section 8): a worker is a Pod named {@link SimWorker#name()}, its instance ID is
+ * Kubernetes (upstream discovery/kube/): a worker is a Pod named {@link SimWorker#name()}, its instance ID is
  * {@code hash_pod_name} of that name. With metadata it writes, per worker, a DynamoWorkerMetadata resource of the
  * same name whose {@code spec.data} holds the records an etcd worker would write (maps {@code endpoints},
  * {@code model_cards}, {@code event_channels}, keyed by the bucket-relative key), and per (Dynamo namespace,

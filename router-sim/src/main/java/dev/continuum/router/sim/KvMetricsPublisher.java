@@ -13,7 +13,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * One worker's kv_metrics publisher in direct ZMQ mode (dynamo-wire.md 3.1-3.5): a PUB socket bound on a loopback
+ * One worker's kv_metrics publisher in direct ZMQ mode (upstream's event plane): a PUB socket bound on a loopback
  * port, sending one four-part message per sample: the bare topic, the publisher ID and the sequence as u64
  * big-endian, then version 1, a u32 big-endian length and the msgpack {@code EventEnvelope} whose payload is the
  * msgpack {@code ActiveLoad}.

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * Kubernetes names for simulated workers and Dynamo's {@code hash_pod_name} (dynamo-wire.md 8.4): SipHash-1-3 with
+ * Kubernetes names for simulated workers and Dynamo's {@code hash_pod_name} (kube/utils.rs upstream): SipHash-1-3 with
  * zero keys over the name's UTF-8 bytes and one {@code 0xFF} (Rust's {@code str::hash} into its default hasher),
  * masked to 53 bits. Written here from the SipHash paper's definition, so the simulator and the router do not
  * share an implementation that could be wrong the same way in both.

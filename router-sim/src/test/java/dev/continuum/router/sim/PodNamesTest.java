@@ -6,7 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The simulator's own {@code hash_pod_name}. {@code worker-0} is the check value of dynamo-wire.md 8.4; the others
+ * The simulator's own {@code hash_pod_name}. {@code worker-0} is upstream's check value (kube/utils.rs); the others
  * are the outputs of Rust's std {@code DefaultHasher} (rustc, no crates) recorded in this project's discovery
  * tests: the empty name, names around one 8-byte word, non-ASCII UTF-8 and a 64-byte name.
  */

@@ -34,7 +34,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * The simulated fleet against dynamo-wire.md, read with independent tools: the file store with plain file I/O and
+ * The simulated fleet against upstream's formats, read with independent tools: the file store with plain file I/O and
  * Jackson, the kv_metrics stream with a JeroMQ SUB socket and msgpack.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)

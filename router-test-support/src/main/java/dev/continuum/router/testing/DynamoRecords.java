@@ -3,7 +3,7 @@ package dev.continuum.router.testing;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Dynamo discovery records as workers write them (v1.4/v1.5 shapes from the seed and the wire reference),
+ * Dynamo discovery records as workers write them (upstream's v1.4/v1.5 shapes, docs/decisions.md),
  * with their etcd keys. For tests of every module that needs a fleet: the reducer, and the load and KV
  * subscriptions fed by a real etcd. IDs are unsigned 64-bit values held in {@code long}.
  */
@@ -24,7 +24,7 @@ public final class DynamoRecords {
         return "v1/instances/" + namespace + "/" + component + "/" + endpoint + "/" + hex(instanceId);
     }
 
-    /** An Endpoint record like the seed's, with the instance ID as a JSON number. */
+    /** An Endpoint record like the example worker's, with the instance ID as a JSON number. */
     public static String endpoint(String namespace, String component, String endpoint, long instanceId) {
         return """
                 {"type":"Endpoint","namespace":"%s","component":"%s","endpoint":"%s","instance_id":%s,\
@@ -45,7 +45,7 @@ public final class DynamoRecords {
                 .formatted(namespace, component, endpoint, decimal(instanceId), cardJson);
     }
 
-    /** The seed's example card for a worker of {@code workerType} ({@code Prefill}, {@code Decode}). */
+    /** The example card (docs/decisions.md) for a worker of {@code workerType} ({@code Prefill}, {@code Decode}). */
     public static String card(String displayName, String workerType) {
         return """
                 {"display_name":"%s","slug":"qwen-qwen3-32b","worker_type":"%s","kv_cache_block_size":64,\
@@ -70,7 +70,7 @@ public final class DynamoRecords {
                 + encode(endpoint) + "/topic/" + encode(topic) + "/" + hex(publisherId);
     }
 
-    /** An endpoint-scoped direct ZMQ EventChannel record (the seed's shape). */
+    /** An endpoint-scoped direct ZMQ EventChannel record (upstream's shape). */
     public static String channel(String namespace, String component, String endpoint, String topic, long publisherId,
                                  String tcpEndpoint) {
         return """

@@ -14,7 +14,7 @@ public final class MutableClock extends Clock {
         this.now = start;
     }
 
-    /** Starts at 2026-09-23T04:11:02Z, the seed's example {@code first_seen}. */
+    /** Starts at 2026-09-23T04:11:02Z, the example worker's {@code first_seen} (docs/decisions.md). */
     public static MutableClock atSeedExampleTime() {
         return new MutableClock(Instant.parse("2026-09-23T04:11:02Z"));
     }

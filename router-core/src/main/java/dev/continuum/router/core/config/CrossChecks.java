@@ -74,7 +74,8 @@ final class CrossChecks {
             return;
         }
         // With a Dynamo shim (dynamo.shim), prefill and decode happen inside the direct-mode frontend, whose
-        // replicas are ordinary role: unified backends: the seed's own example sets fallback_to_unified: false.
+        // replicas are ordinary role: unified backends: the shim example sets fallback_to_unified: false
+        // (docs/decisions.md).
         if (config.dynamo().enabled() && config.dynamo().sections().containsKey("shim")) {
             return;
         }

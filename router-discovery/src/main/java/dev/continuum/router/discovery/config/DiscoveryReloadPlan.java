@@ -76,7 +76,7 @@ public record DiscoveryReloadPlan(Action action, @Nullable RestartReason reason)
     }
 
     /**
-     * The seed's Kubernetes rules: the Kubernetes namespace or a scalar {@code dynamo_namespace} edit resets
+     * Kubernetes rules (docs/discovery.md): the Kubernetes namespace or a scalar {@code dynamo_namespace} edit resets
      * ({@code namespace}); a {@code model}/{@code models} edit that changes what a kept namespace's Pods serve
      * resets ({@code other}); a {@code dynamo_namespaces} edit otherwise prunes ({@code namespaces}). Under
      * {@code source: kubernetes} the models are never bound, so editing them changes nothing.

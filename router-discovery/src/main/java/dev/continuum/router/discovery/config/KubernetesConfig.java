@@ -28,7 +28,7 @@ public record KubernetesConfig(
 
     /** The default Kubernetes namespace when the section leaves it out (only valid for inactive sections). */
     public static final String DEFAULT_NAMESPACE = "default";
-    /** At most this many {@code models} entries (the seed's bound). */
+    /** At most this many {@code models} entries (docs/decisions.md). */
     public static final int MAX_MODEL_MAPPINGS = 256;
 
     private static final Pattern DNS_1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");

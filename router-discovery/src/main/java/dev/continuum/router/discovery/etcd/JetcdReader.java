@@ -49,7 +49,7 @@ final class JetcdReader implements EtcdReader {
      * would not fit.
      */
     static final int MAX_INBOUND_MESSAGE_BYTES = DiscoveryLimits.MAX_RECORD_BYTES + 1024 * 1024;
-    /** Bounds the dial only; the seed phase as a whole is bounded by the watcher's seed timeout. */
+    /** Bounds the dial only; the first listing as a whole is bounded by the watcher's seed timeout. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /**
      * When a connection drops, every watch stream fails at once and jetcd schedules its own resume of each

@@ -178,7 +178,8 @@ public final class FileStoreSource implements WatchSource {
         }
 
         /**
-         * Lists the three buckets and returns what changed since the last scan (the first scan fills the seed).
+         * Lists the three buckets and returns what changed since the last scan (the first scan is the pass's first
+         * listing).
          */
         List<DiscoveryEvent> rescan() throws IOException {
             Instant oldest = clock.instant().minus(config.ttl());

@@ -16,8 +16,8 @@ import java.util.Map;
  * Builds the client of one pass. Credentials: in-cluster first (the ServiceAccount token and CA mounted into
  * the Pod, with {@code KUBERNETES_SERVICE_HOST}/{@code _PORT}), then {@code KUBECONFIG} or
  * {@code ~/.kube/config} through fabric8's own kubeconfig reader. fabric8's auto-configuration tries the
- * kubeconfig first, which on a developer laptop inside a cluster context picks the wrong identity; the seed
- * wants the Pod's own ServiceAccount to win.
+ * kubeconfig first, which on a developer laptop inside a cluster context picks the wrong identity; the Pod's
+ * own ServiceAccount must win (docs/discovery.md, "Client, credentials, timers").
  */
 @FunctionalInterface
 public interface KubernetesClients {
@@ -38,7 +38,7 @@ public interface KubernetesClients {
     }
 
     /**
-     * A client for {@code base} with the seed's bounds: every request within {@code requestTimeout}, and no
+     * A client for {@code base} with the source's bounds: every request within {@code requestTimeout}, and no
      * automatic watch reconnects (the source relists after every end of a watch instead of resuming).
      */
     static KubernetesClient build(Config base, Duration requestTimeout) {

@@ -4,10 +4,10 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Bounds and timers of the Kubernetes sources (the seed's values in {@link #defaults()}); tests shrink the
- * timers so a "290 s" close takes milliseconds.
+ * Bounds and timers of the Kubernetes sources (production values in {@link #defaults()}, docs/decisions.md); tests
+ * shrink the timers so a "290 s" close takes milliseconds.
  *
- * @param podPageSize      Pods per list page (the seed's 500)
+ * @param podPageSize      Pods per list page (500)
  * @param maxPods          the most Pods held (16384); a list beyond it fails the pass
  * @param watchTimeout     the server-side close requested with {@code timeoutSeconds} (290 s)
  * @param idleDeadline     a watch that delivers nothing for this long is ended (320 s): a half-open connection

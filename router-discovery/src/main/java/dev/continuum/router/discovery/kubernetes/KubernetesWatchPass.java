@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * the rules for an end of a watch.
  *
  * <p><b>Ends of a watch.</b> fabric8's automatic reconnect is off (it would resume from the last
- * resourceVersion; the seed wants a full relist). A session that lasted at least
+ * resourceVersion; a full relist cannot miss a change). A session that lasted at least
  * {@code min(watch_reconnect_backoff.max, 290 s)} and then ended (the routine server-side close requested with
  * {@code timeoutSeconds=290}, or anything else after that long) is relisted inside the pass after the backoff's
  * floor, exactly where the shared backoff would be after such a session: the view is replaced by one resync and

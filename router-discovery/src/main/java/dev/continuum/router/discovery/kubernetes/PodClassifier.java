@@ -9,7 +9,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What one Pod means for the fleet, by the seed's rules: membership (the list's label selector), role from
+ * What one Pod means for the fleet, by docs/discovery.md: membership (the list's label selector), role from
  * {@code nvidia.com/dynamo-component-type} / {@code sub-component-type}, readiness, model by exact component.
  * Pure: the source keeps the outcome per Pod name and only the Pods an event touched are classified again.
  */

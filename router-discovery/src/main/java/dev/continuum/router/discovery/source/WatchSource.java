@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  */
 public interface WatchSource {
     /**
-     * Connects and reads the complete state of the watched prefixes, within {@code seedTimeout} (the seed
-     * phase is bounded; following changes is not).
+     * Connects and reads the complete state of the watched prefixes, within {@code seedTimeout} (the first
+     * listing is bounded; following changes is not).
      *
      * @throws Exception when the source cannot be reached or read in time; the watcher backs off and retries
      */

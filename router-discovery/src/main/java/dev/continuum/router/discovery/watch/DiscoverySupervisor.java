@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  * then releases the etcd clients still closing; the registry stays readable.
  */
 public interface DiscoverySupervisor extends Lifecycle {
-    /** The seed's fixed bound on one pass's connect-and-seed phase. */
+    /** The fixed bound on one pass's connect-and-seed phase (docs/decisions.md). */
     Duration SEED_TIMEOUT = Duration.ofSeconds(30);
     /** How long stopping a watcher may take before it is abandoned. */
     Duration STOP_GRACE = Duration.ofSeconds(5);

@@ -24,7 +24,10 @@ import org.junit.jupiter.api.Timeout;
 class DynamoWorkersJsonTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** The seed's example worker: decode, dp ranks 2..5, raw card and a tcp publisher that must not leak. */
+    /**
+     * The example worker of docs/decisions.md: decode, dp ranks 2..5, raw card and a tcp publisher that must not
+     * leak.
+     */
     private static DynamoSnapshot seedExample() {
         ModelCard card = new ModelCard("Qwen/Qwen3-32B", "Decode", false, 64,
                 new ModelCard.WorkerCapacity(12000L, 8192L, 256L, 32768L), 2, 4,

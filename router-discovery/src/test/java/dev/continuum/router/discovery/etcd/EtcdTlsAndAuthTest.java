@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class EtcdTlsAndAuthTest {
     private static final Duration SEED = Duration.ofSeconds(5);
 
-    /** Opens a pass, checks the seed, and proves a watch event arrives over the same connection. */
+    /** Opens a pass, checks its first listing, and proves a watch event arrives over the same connection. */
     private static void readsAndWatches(EtcdExtension etcd, EtcdConfig config, String namespace) throws Exception {
         etcd.put(endpointKey(namespace, "decode", "generate", 1), endpoint(namespace, "decode", "generate", 1));
         EtcdWatchSource source = new EtcdWatchSource(config, DiscoveryCounters.NONE);

@@ -46,9 +46,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The metadata source against fabric8's CRUD mock server. Fixtures are synthesized from dynamo-wire.md §8's
- * CRD shape around four Pod names: {@code spec.data} maps keyed by etcd key suffix holding the same records an
- * etcd fleet registers, each resource named after (and owned by) its Pod.
+ * The metadata source against fabric8's CRUD mock server. Fixtures are synthesized from upstream's CRD shape
+ * (ai-dynamo/dynamo lib/runtime/src/discovery/kube/crd.rs) around four Pod names: {@code spec.data} maps keyed by etcd
+ * key suffix holding the same records an etcd fleet registers, each resource named after (and owned by) its Pod.
  */
 @Timeout(60)
 class KubernetesMetadataSourceTest {

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * What fabric8's CRUD mock cannot do (DECISIONS.md): continue-token paging, 410 Gone and a server-side close of
+ * What fabric8's CRUD mock cannot do (docs/decisions.md): continue-token paging, 410 Gone and a server-side close of
  * the watch, with the mock server in expectations mode answering exact requests.
  */
 @Timeout(60)

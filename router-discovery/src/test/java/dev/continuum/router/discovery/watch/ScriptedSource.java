@@ -67,7 +67,7 @@ final class ScriptedSource implements WatchSource {
 
     static final class ScriptedPass implements Pass {
         private final List<DiscoveryEvent.Put> seed;
-        /** What the scripted store holds now (the seed plus every emitted change), for rereads. */
+        /** What the scripted store holds now (the pass's first listing plus every emitted change), for rereads. */
         private final Map<String, byte[]> current = new ConcurrentHashMap<>();
         final List<List<String>> rereads = new CopyOnWriteArrayList<>();
         volatile @Nullable PassListener listener;

@@ -1,6 +1,6 @@
 package dev.continuum.router.load.wire;
 
-/** Why a received event-plane message was dropped without closing its subscription (the seed's non-fatal drops). */
+/** Why a received event-plane message was dropped without closing its subscription (docs/load-signals.md). */
 public enum EventDrop {
     /** Not four frames, an ID frame not 8 bytes, a payload length that disagrees with its frame, or bad msgpack. */
     MALFORMED,

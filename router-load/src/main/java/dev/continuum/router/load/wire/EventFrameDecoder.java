@@ -6,7 +6,8 @@ import java.util.Arrays;
 import org.msgpack.value.ValueType;
 
 /**
- * Decodes one event-plane message of a topic (dynamo-wire.md 3.2 and 3.3), exactly:
+ * Decodes one event-plane message of a topic (ai-dynamo/dynamo
+ * lib/runtime/src/transports/event_plane/zmq_transport.rs), exactly:
  *
  * <pre>
  * [ topic ][ publisher_id u64 BE ][ sequence u64 BE ][ version u8 = 1 | payload_len u32 BE | payload ]
@@ -25,7 +26,7 @@ public final class EventFrameDecoder {
     /** version u8 + payload_len u32. */
     public static final int FRAME_HEADER_BYTES = 5;
     public static final int ID_FRAME_BYTES = 8;
-    /** kv_metrics payloads above this are refused before parsing (the seed's 16 KiB). */
+    /** kv_metrics payloads above this are refused before parsing (16 KiB, docs/decisions.md). */
     public static final int MAX_KV_METRICS_PAYLOAD_BYTES = 16 * 1024;
 
     private static final byte[] KEY_PUBLISHER_ID = ascii("publisher_id");

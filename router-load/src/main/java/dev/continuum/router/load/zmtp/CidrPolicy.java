@@ -9,7 +9,7 @@ import java.util.List;
  * behaviour); otherwise an address must fall in one of the networks.
  */
 public final class CidrPolicy {
-    /** The seed's bound on the list. */
+    /** The bound on the list (docs/decisions.md). */
     public static final int MAX_CIDRS = 64;
 
     private static final CidrPolicy ANY = new CidrPolicy(List.of(), true);

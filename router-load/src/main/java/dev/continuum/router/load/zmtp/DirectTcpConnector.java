@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Channels are NIO channels: the event loops handed to {@link #connect} must be able to run them.
  */
 public final class DirectTcpConnector implements ZmtpConnector {
-    /** The seed's CONNECT_TIMEOUT: resolution and TCP connect together. */
+    /** Resolution and TCP connect together (docs/decisions.md). */
     public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /** Resolutions in flight at once; more wait in the pool's queue. */
     static final int RESOLVER_THREADS = 4;
@@ -123,7 +123,7 @@ public final class DirectTcpConnector implements ZmtpConnector {
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, timeoutMillis)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
-                // The seed's 2 KiB read buffer: allocated per read and released after it.
+                // A 2 KiB read buffer (docs/load-signals.md): allocated per read and released after it.
                 .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(ZmtpLimits.READ_BUFFER_BYTES))
                 // We only write a handshake and PONGs; a peer that stops reading stops getting PONGs.
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(512, 1024))

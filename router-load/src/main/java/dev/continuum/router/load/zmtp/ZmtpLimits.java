@@ -32,13 +32,13 @@ public record ZmtpLimits(
     public static final int READ_BUFFER_BYTES = 2048;
     /** The largest single write a subscription makes (its greeting). */
     public static final int WRITE_BUFFER_BYTES = 64;
-    /** The seed's "2,624 bytes per idle subscription": assembly buffer, read buffer and write buffer. */
+    /** 2,624 bytes per idle subscription (docs/decisions.md): assembly buffer, read buffer and write buffer. */
     public static final int IDLE_SUBSCRIPTION_BUFFER_BYTES = INITIAL_BUFFER_BYTES + READ_BUFFER_BYTES
             + WRITE_BUFFER_BYTES;
     /** READY metadata and PING contexts are small; libzmq's READY with every option set is well under this. */
     public static final int MAX_COMMAND_BYTES = 4096;
     public static final int MAX_METADATA_PROPERTIES = 32;
-    /** The seed's CONNECT_TIMEOUT bounds resolution plus connect; the handshake gets the same budget. */
+    /** DirectTcpConnector.CONNECT_TIMEOUT bounds resolution plus connect; the handshake gets the same budget. */
     public static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
     /**
@@ -49,7 +49,7 @@ public record ZmtpLimits(
     public static final ZmtpLimits KV_METRICS = new ZmtpLimits(64 * 1024, 8, 128 * 1024, MAX_COMMAND_BYTES,
             MAX_METADATA_PROPERTIES, HANDSHAKE_TIMEOUT);
 
-    /** kv-events: 1 MiB per frame, to fit batches of up to 128 events or 8192 blocks (the seed's ZmtpLimits::KV_EVENTS). */
+    /** kv-events: 1 MiB per frame, to fit batches of up to 128 events or 8192 blocks (docs/decisions.md). */
     public static final ZmtpLimits KV_EVENTS = new ZmtpLimits(1024 * 1024, 8, 1024 * 1024 + 64 * 1024,
             MAX_COMMAND_BYTES, MAX_METADATA_PROPERTIES, HANDSHAKE_TIMEOUT);
 

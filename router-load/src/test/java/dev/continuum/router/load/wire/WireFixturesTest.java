@@ -11,9 +11,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Byte-exact upstream messages, written by hand from dynamo-wire.md 3.2-3.5 (rmp_serde::to_vec_named:
- * structs as maps with string keys in declaration order, None as nil, smallest integers, Bytes as bin),
- * decoded to the expected values; and each counted drop.
+ * Byte-exact upstream messages, written by hand from upstream's event plane and ActiveLoad (docs/decisions.md)
+ * (rmp_serde::to_vec_named: structs as maps with string keys in declaration order, None as nil, smallest integers,
+ * Bytes as bin), decoded to the expected values; and each counted drop.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class WireFixturesTest {
