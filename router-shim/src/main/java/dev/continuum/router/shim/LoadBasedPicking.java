@@ -77,6 +77,11 @@ public final class LoadBasedPicking extends StartStopSupport {
     }
 
     @Override
+    protected String lifecycleName() {
+        return "picker upkeep";
+    }
+
+    @Override
     protected CompletableFuture<Void> doStart() {
         Scheduler s = schedulers.get();
         scheduler = s;
