@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: STREAMS concurrent SSE streams for DURATION through the router's pinned Dynamo path (the simulator's
-# fleet and direct-mode frontend behind it), with Netty's paranoid leak detection on in the router. Every
+# fleet and direct-mode frontend behind it), with Netty's leak detection at LEAK_DETECTION in the router. Every
 # SAMPLE_EVERY it forces a full GC in the router and samples its live heap (jstat's old generation after
 # the GC), its RSS, its open file descriptors and its listen backlog; at the end it fits a line through the
 # samples taken after WARMUP once the backlog is empty (every stream accepted) and fails on any failed stream, any leak report, or a slope above its bound. Not part of
@@ -13,8 +13,12 @@
 #   (60), SAMPLE_EVERY seconds (15), CHUNKS per stream (20) and CHUNK_DELAY_MS (200), so a stream lasts
 #   about 4 s and the fleet serves about STREAMS / 4 streams per second; ROUTER_JAVA_OPTS; bounds
 #   MAX_HEAP_SLOPE_MB_MIN (0.5), MAX_RSS_SLOPE_MB_MIN (2), MAX_FD_GROWTH (16, last sample minus the first
-#   after warm-up); BENCH_PORT_BASE (48000); SAMPLES_OUT (a file to keep the samples in, as CSV, and the router's log
-#   beside it).
+#   after warm-up); LOG_LEVEL of the router (info); LEAK_DETECTION (advanced: one buffer in 128 tracked with
+#   its access points; paranoid tracks every buffer and, at 1,000 streams on a shared 2-core machine, slows the
+#   router's event loops by seconds, so its 2 s health probe times out and the backend is marked down: see
+#   docs/reliability.md "Soak"; use paranoid with fewer STREAMS); BENCH_PORT_BASE (48000); SAMPLES_OUT (a file to keep the
+#   samples in, as CSV, and beside it the router's and the fleet's logs, wrk's output, the router's /metrics
+#   scraped after the run and the first failed streams' status and body).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,6 +32,8 @@ ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms256m -Xmx256m -XX:+UseParallelGC -XX:+
 MAX_HEAP_SLOPE_MB_MIN=${MAX_HEAP_SLOPE_MB_MIN:-0.5}
 MAX_RSS_SLOPE_MB_MIN=${MAX_RSS_SLOPE_MB_MIN:-2}
 MAX_FD_GROWTH=${MAX_FD_GROWTH:-16}
+LOG_LEVEL=${LOG_LEVEL:-info}
+LEAK_DETECTION=${LEAK_DETECTION:-advanced}
 base=${BENCH_PORT_BASE:-48000}
 export BENCH_FRONTEND_PORT=$((base + 1)) BENCH_ROUTER_DYNAMO_PORT=$((base + 90))
 SIM_JAR=router-sim/target/continuum-sim.jar
@@ -54,14 +60,15 @@ require_free_ports bench/soak.sh "$BENCH_FRONTEND_PORT" "$BENCH_ROUTER_DYNAMO_PO
 export BENCH_DYNAMO_ROOT=$work/dynamo-store
 mkdir -p "$BENCH_DYNAMO_ROOT"
 # Two decode workers with enough slots that no stream queues: the soak measures the router, not a queue.
-start fleet java -Xms512m -Xmx512m -jar "$SIM_JAR" fleet --root "$BENCH_DYNAMO_ROOT" --prefill 1 --decode 2 \
+start fleet java -Xms512m -Xmx512m -Xlog:gc:file="$work/fleet-gc.log" -jar "$SIM_JAR" fleet --root "$BENCH_DYNAMO_ROOT" --prefill 1 --decode 2 \
   --slots "$STREAMS" --kv-blocks 65536 --port "$BENCH_FRONTEND_PORT" --chunks "$CHUNKS" \
   --chunk-delay-ms "$CHUNK_DELAY_MS"
 wait_http fleet "http://127.0.0.1:$BENCH_FRONTEND_PORT/"
 # The router's config: bench/run.sh's pinned path, with a pool that holds every stream's upstream connection.
-sed -e 's/connection_pool_size: 512/connection_pool_size: 2048/' bench/side-router-dynamo.yaml >"$work/router.yaml"
+sed -e 's/connection_pool_size: 512/connection_pool_size: 2048/' -e "s/level: warn/level: $LOG_LEVEL/" \
+  bench/side-router-dynamo.yaml >"$work/router.yaml"
 # shellcheck disable=SC2086
-start router java $ROUTER_JAVA_OPTS -Dio.netty.leakDetection.level=paranoid -jar "$ROUTER_JAR" serve \
+start router java $ROUTER_JAVA_OPTS -XX:NativeMemoryTracking=summary -Dio.netty.leakDetection.level="$LEAK_DETECTION" -jar "$ROUTER_JAR" serve \
   --config "$work/router.yaml"
 url="http://127.0.0.1:$BENCH_ROUTER_DYNAMO_PORT/v1/chat/completions"
 body='{"model":"demo-model","stream":true,"messages":[{"role":"user","content":"hi"}]}'
@@ -87,20 +94,56 @@ sample() { # t: a full GC, then the old generation's use (ParallelGC's live set)
 }
 
 echo "bench/soak.sh: $STREAMS streams for ${DURATION}s (load average before: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+export FAILED_OUT=$work/failed.txt
+# What the router's health checker sees, measured from outside: every second, the frontend's /v1/models (the
+# probe's target) and the router's own /health, status and seconds; a slow frontend answer here next to a
+# "health healthy -> down" line in the router's log points at the fleet, a slow /health at the router.
+probes=$work/probes.csv
+echo "t_s,frontend_status,frontend_s,router_status,router_s" >"$probes"
+probe_loop() {
+  local t0 f r
+  t0=$(date +%s)
+  while :; do
+    f=$(curl -s -o /dev/null -m 30 -w '%{http_code},%{time_total}' "http://127.0.0.1:$BENCH_FRONTEND_PORT/v1/models" || true)
+    r=$(curl -s -o /dev/null -m 30 -w '%{http_code},%{time_total}' "http://127.0.0.1:$BENCH_ROUTER_DYNAMO_PORT/health" || true)
+    echo "$(( $(date +%s) - t0 )),${f:-000,0},${r:-000,0}" >>"$probes"
+    sleep 1
+  done
+}
+probe_loop &
+all_pids+=($!)
 start wrk wrk -t1 -c"$STREAMS" -d"${DURATION}s" --timeout 60s -s bench/soak.lua "$url"
 started=$(date +%s)
 while kill -0 "${PID[wrk]}" 2>/dev/null; do
   now=$(( $(date +%s) - started ))
   kill -0 "$router_pid" 2>/dev/null || { echo "router exited mid-soak; its log:" >&2; tail -20 "$work/router.log" >&2; exit 1; }
   sample "$now"
+  # Native memory: a baseline once the warm-up is over, diffed at the end, says what RSS growth is made of.
+  if [ -z "${nmt_base:-}" ] && [ "$now" -ge "$WARMUP" ]; then
+    jcmd "$router_pid" VM.native_memory baseline >/dev/null && nmt_base=$now
+  fi
   sleep "$SAMPLE_EVERY"
 done
 wait "${PID[wrk]}" || true
+jcmd "$router_pid" VM.native_memory summary.diff scale=KB >"$work/nmt-diff.txt" 2>&1 || true
 sample "$(( $(date +%s) - started ))" # the idle router after the last stream
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+curl -s "http://127.0.0.1:$BENCH_ROUTER_DYNAMO_PORT/metrics" >"$work/metrics.txt" || true
+grep '^FAILED_BY_STATUS' "$work/wrk.log" >&2 || true
+awk -F, 'NR > 1 {n++; if ($3 > fm) fm = $3; if ($3 >= 2) fs++; if ($5 > rm) rm = $5; if ($5 >= 2) rs++}
+  END {printf "bench/soak.sh: %d probes a second apart: frontend /v1/models slowest %.2f s (%d at 2 s or more), router /health slowest %.2f s (%d at 2 s or more)\n", n, fm, fs, rm, rs}' \
+  "$probes" >&2
+[ -s "$work/nmt-diff.txt" ] && { echo "bench/soak.sh: router native memory, end of load vs ${nmt_base:-?} s:" >&2
+  grep -E '^(Total|-  *[A-Z][A-Za-z ]+ \()' "$work/nmt-diff.txt" | grep -E 'committed=[0-9]+KB [+-]' >&2 || true; }
+echo "bench/soak.sh: router health transitions: $(grep -o 'health [a-z_]* -> [a-z_]*' "$work/router.log" | sort | uniq -c | tr -s ' \n' ' ')" >&2
+if [ -s "$FAILED_OUT" ]; then echo "bench/soak.sh: the first failed streams:" >&2; cat "$FAILED_OUT" >&2; fi
 
 result=$(grep '^RESULT' "$work/wrk.log" || true)
-if [ -n "${SAMPLES_OUT:-}" ]; then cp "$samples" "$SAMPLES_OUT"; cp "$work/router.log" "$SAMPLES_OUT.router.log"; fi
+if [ -n "${SAMPLES_OUT:-}" ]; then
+  cp "$samples" "$SAMPLES_OUT"
+  for f in router.log fleet.log wrk.log metrics.txt probes.csv fleet-gc.log nmt-diff.txt; do cp "$work/$f" "$SAMPLES_OUT.$f"; done
+  [ -f "$FAILED_OUT" ] && cp "$FAILED_OUT" "$SAMPLES_OUT.failed.txt"
+fi
 leaks=$(grep -c 'LEAK:' "$work/router.log" || true)
 python3 - "$samples" "$WARMUP" "$result" "$leaks" "$STREAMS" "$DURATION" "$load_after" \
   "$MAX_HEAP_SLOPE_MB_MIN" "$MAX_RSS_SLOPE_MB_MIN" "$MAX_FD_GROWTH" <<'PY'
