@@ -4,4 +4,7 @@
  * Inputs are built in {@code @Setup} from the wire shapes of dynamo-wire.md; only public API of the
  * router modules is used, plus the one seam {@code RequestBodyInspection} of router-core.
  */
+@NullMarked
 package dev.continuum.router.bench;
+
+import org.jspecify.annotations.NullMarked;
