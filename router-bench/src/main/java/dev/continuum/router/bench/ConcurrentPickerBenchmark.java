@@ -9,6 +9,7 @@ import dev.continuum.router.shim.Selection;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -96,7 +97,7 @@ public class ConcurrentPickerBenchmark {
         if (oldest != null) {
             oldest.ended();
         }
-        Selection s = picker.pick(snapshot, request);
+        Selection s = Objects.requireNonNull(picker.pick(snapshot, request)); // Fleets always yields a pair
         bh.consume(s);
         open.ring[open.next] = s.dispatch();
         open.next = (open.next + 1) % OPEN_PER_THREAD;

@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -114,7 +115,7 @@ public class HeaderPinningBenchmark {
 
     @Benchmark
     public void shimPlan(Blackhole bh) {
-        DispatchPlan plan = dispatcher.plan(request);
+        DispatchPlan plan = Objects.requireNonNull(dispatcher.plan(request)); // setup saw the fleet's plan
         bh.consume(plan.upstreamHeaders());
         plan.listener().ended(DispatchPlan.Outcome.SERVED);
     }

@@ -13,6 +13,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -41,7 +42,7 @@ public class KvMetricsDecodeBenchmark {
     private EmbeddedChannel channel;
     private KvMetricsWire wire;
     private ZmtpMessage assembled;
-    private Decoded<ActiveLoad> last;
+    private @Nullable Decoded<ActiveLoad> last; // the listener's latest decode; none before the first message
     private long decoded;
 
     @Setup

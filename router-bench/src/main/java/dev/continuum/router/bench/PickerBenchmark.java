@@ -10,6 +10,7 @@ import dev.continuum.router.shim.SelectionReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -89,7 +90,7 @@ public class PickerBenchmark {
 
     @Benchmark
     public void pick(Blackhole bh) {
-        Selection s = picker.pick(snapshot, request);
+        Selection s = Objects.requireNonNull(picker.pick(snapshot, request)); // setup saw the fleet's pair
         bh.consume(s);
         s.dispatch().ended();
     }

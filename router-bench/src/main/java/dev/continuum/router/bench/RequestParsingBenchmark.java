@@ -29,7 +29,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class RequestParsingBenchmark {
     @Param({"heap", "direct"})
-    public String buffer;
+    public String buffer = "heap"; // JMH assigns each @Param value before @Setup runs
 
     private ByteBuf body;
 

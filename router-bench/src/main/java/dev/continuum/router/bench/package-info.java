@@ -4,4 +4,7 @@
  * Inputs are built in {@code @Setup} from upstream's wire shapes (docs/decisions.md); only public API of the
  * router modules is used, plus the one seam {@code RequestBodyInspection} of router-core.
  */
+@NullMarked
 package dev.continuum.router.bench;
+
+import org.jspecify.annotations.NullMarked;

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +16,7 @@ import org.slf4j.LoggerFactory;
 final class AtomicDynamoRegistry implements MutableDynamoRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(AtomicDynamoRegistry.class);
 
-    private final AtomicReference<DynamoSnapshot> current = new AtomicReference<>(DynamoSnapshot.disabled(0));
+    private volatile DynamoSnapshot current = DynamoSnapshot.disabled(0);
     private volatile long generation;
     private final Object generationMonitor = new Object();
     private final List<CoalescingSubscription> subscriptions = new CopyOnWriteArrayList<>();
@@ -26,7 +25,7 @@ final class AtomicDynamoRegistry implements MutableDynamoRegistry {
 
     @Override
     public DynamoSnapshot snapshot() {
-        return current.get();
+        return current;
     }
 
     @Override
@@ -61,12 +60,12 @@ final class AtomicDynamoRegistry implements MutableDynamoRegistry {
                                            FleetView fleet) {
         writer.revoked = true;
         writer = new WriterImpl();
-        DynamoSnapshot before = current.get();
+        DynamoSnapshot before = current;
         boolean changed = before.enabled() != enabled || before.source() != source
                 || !before.namespaces().equals(namespaces) || !before.fleet().equals(fleet);
         long nextGeneration = changed ? generation + 1 : generation;
         // A reconfigured registry is disconnected until the new watcher's watches are open.
-        current.set(new DynamoSnapshot(enabled, source, namespaces, nextGeneration, false, fleet));
+        current = new DynamoSnapshot(enabled, source, namespaces, nextGeneration, false, fleet);
         if (changed) {
             mixedWarnings.forgetNamespacesOtherThan(namespaces);
             bump(nextGeneration, fleet);
@@ -96,12 +95,12 @@ final class AtomicDynamoRegistry implements MutableDynamoRegistry {
                 if (revoked) {
                     return false;
                 }
-                DynamoSnapshot before = current.get();
+                DynamoSnapshot before = current;
                 if (before.fleet().equals(fleet)) {
                     return false;
                 }
                 long nextGeneration = generation + 1;
-                current.set(before.withFleet(fleet, nextGeneration));
+                current = before.withFleet(fleet, nextGeneration);
                 bump(nextGeneration, fleet);
                 return true;
             }
@@ -110,8 +109,8 @@ final class AtomicDynamoRegistry implements MutableDynamoRegistry {
         @Override
         public void setConnected(boolean connected) {
             synchronized (AtomicDynamoRegistry.this) {
-                if (!revoked && current.get().connected() != connected) {
-                    current.set(current.get().withConnected(connected));
+                if (!revoked && current.connected() != connected) {
+                    current = current.withConnected(connected);
                 }
             }
         }

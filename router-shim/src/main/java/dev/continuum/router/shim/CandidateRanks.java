@@ -49,13 +49,15 @@ final class CandidateRanks {
             ledgers[i] = r.ledger;
             pins[i] = new WorkerPin(w.id(), w.role(), r.key.dpRank(), card != null && card.dataParallelSize() != null);
             Integer bs = card == null ? null : card.kvCacheBlockSize();
-            boolean hasBlockSize = bs != null && bs > 0;
-            costBlockSize[i] = hasBlockSize ? bs : 0;
-            ledgerBlockSize[i] = hasBlockSize ? bs : DEFAULT_BLOCK_SIZE;
+            int blockSize = bs == null ? 0 : bs;
+            boolean hasBlockSize = blockSize > 0;
+            costBlockSize[i] = hasBlockSize ? blockSize : 0;
+            ledgerBlockSize[i] = hasBlockSize ? blockSize : DEFAULT_BLOCK_SIZE;
             ModelCard.WorkerCapacity cap = w.capacity();
             Long c = decode ? cap.totalKvBlocks() : cap.maxNumBatchedTokens();
-            boolean defined = c != null && c > 0 && (!decode || hasBlockSize);
-            capacity[i] = defined ? c : Double.NaN;
+            long units = c == null ? 0 : c;
+            boolean defined = units > 0 && (!decode || hasBlockSize);
+            capacity[i] = defined ? units : Double.NaN;
         }
     }
 

@@ -168,7 +168,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
             for (int i = 0; i < ranks.size; i++, k++) {
                 LoadSample latest = store.latest(ranks.keys[i]);
                 boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
-                Long field = !fresh ? null
+                Long field = !fresh || latest == null ? null
                         : decode ? latest.load().decodeBlocks() : latest.load().activePrefillTokens();
                 anyFresh |= field != null;
                 long backlog;

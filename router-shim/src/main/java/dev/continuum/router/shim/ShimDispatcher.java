@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -44,14 +43,14 @@ public final class ShimDispatcher implements DispatchHook {
 
     private final Supplier<DynamoSnapshot> snapshots;
     private final Supplier<ShimConfig> config;
-    private final AtomicReference<DynamoWorkerPicker> picker;
+    private volatile DynamoWorkerPicker picker;
     private final DisaggregatedMetrics metrics;
 
     private ShimDispatcher(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> config, DynamoWorkerPicker picker,
             DisaggregatedMetrics metrics) {
         this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
         this.config = Objects.requireNonNull(config, "config");
-        this.picker = new AtomicReference<>(Objects.requireNonNull(picker, "picker"));
+        this.picker = Objects.requireNonNull(picker, "picker");
         this.metrics = metrics;
     }
 
@@ -67,12 +66,12 @@ public final class ShimDispatcher implements DispatchHook {
     }
 
     public DynamoWorkerPicker picker() {
-        return picker.get();
+        return picker;
     }
 
     /** Replaces the picker for requests that start afterwards (the KV-aware picker replaces the default). */
     public void setPicker(DynamoWorkerPicker next) {
-        picker.set(Objects.requireNonNull(next, "picker"));
+        picker = Objects.requireNonNull(next, "picker");
     }
 
     @Override
@@ -107,7 +106,7 @@ public final class ShimDispatcher implements DispatchHook {
             return null;
         }
         Set<String> namespaces = new HashSet<>(usable.keySet());
-        Selection selection = picker.get().pick(snapshot, new PickRequest(shim.workerModel(request.model()),
+        Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
                 namespaces, request.estimatedPromptTokens()));
         if (selection == null) {
             return null;

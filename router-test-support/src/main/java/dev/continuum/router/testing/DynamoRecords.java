@@ -84,7 +84,7 @@ public final class DynamoRecords {
         StringBuilder out = new StringBuilder();
         for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xff;
-            if (Character.isLetterOrDigit(c) && c < 0x80 || c == '-' || c == '_') {
+            if ((Character.isLetterOrDigit(c) && c < 0x80) || c == '-' || c == '_') {
                 out.append((char) c);
             } else {
                 out.append(String.format("%%%02X", c));

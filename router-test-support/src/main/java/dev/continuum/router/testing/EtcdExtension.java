@@ -106,13 +106,14 @@ public final class EtcdExtension implements BeforeAllCallback, AfterAllCallback 
                 "--initial-cluster", "test=http://127.0.0.1:" + peerPort,
                 "--initial-cluster-state", "new"));
         if (tls) {
-            command.addAll(List.of("--cert-file", certificates.serverCert().toString(),
-                    "--key-file", certificates.serverKey().toString(),
-                    "--trusted-ca-file", certificates.caCert().toString(),
+            command.addAll(List.of("--cert-file", certificates().serverCert().toString(),
+                    "--key-file", certificates().serverKey().toString(),
+                    "--trusted-ca-file", certificates().caCert().toString(),
                     "--client-cert-auth"));
         }
-        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        awaitReady(log);
+        Process started = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        process = started;
+        awaitReady(started, log);
         if (auth && starts == 1) {
             enableAuth();
         }
@@ -171,8 +172,8 @@ public final class EtcdExtension implements BeforeAllCallback, AfterAllCallback 
             ClientBuilder builder = Client.builder().endpoints(clientUrl());
             if (tls) {
                 try {
-                    builder.sslContext(GrpcSslContexts.forClient().trustManager(certificates.caCert().toFile())
-                            .keyManager(certificates.clientCert().toFile(), certificates.clientKey().toFile()).build());
+                    builder.sslContext(GrpcSslContexts.forClient().trustManager(certificates().caCert().toFile())
+                            .keyManager(certificates().clientCert().toFile(), certificates().clientKey().toFile()).build());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -212,8 +213,8 @@ public final class EtcdExtension implements BeforeAllCallback, AfterAllCallback 
         List<String> command = new ArrayList<>(List.of(findOnPath("etcdctl").toString(), "--endpoints", clientUrl(),
                 "--command-timeout=10s"));
         if (tls) {
-            command.addAll(List.of("--cacert", certificates.caCert().toString(), "--cert",
-                    certificates.clientCert().toString(), "--key", certificates.clientKey().toString()));
+            command.addAll(List.of("--cacert", certificates().caCert().toString(), "--cert",
+                    certificates().clientCert().toString(), "--key", certificates().clientKey().toString()));
         }
         if (auth && starts > 0 && authEnabled) {
             command.addAll(List.of("--user", "root:" + ROOT_PASSWORD));
@@ -245,8 +246,7 @@ public final class EtcdExtension implements BeforeAllCallback, AfterAllCallback 
         return (tls ? "https" : "http") + "://127.0.0.1:" + clientPort;
     }
 
-    private void awaitReady(Path log) throws IOException {
-        Process started = process;
+    private void awaitReady(Process started, Path log) throws IOException {
         try {
             Awaitility.await("etcd ready").atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(20))
                     .until(() -> {

@@ -1,6 +1,7 @@
 package dev.continuum.router.core.auth;
 
 import dev.continuum.router.core.config.RateLimit;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -26,12 +27,16 @@ final class BoundedBucketMap<K> {
         this.generationCap = Math.max(1, cap / 2);
     }
 
+    private Generations<K> current() {
+        return Objects.requireNonNull(generations.get()); // initialised here, only ever swapped for a new one
+    }
+
     RateLimit limit() {
         return limit;
     }
 
     TokenBucket bucket(K key, long nowNanos) {
-        Generations<K> g = generations.get();
+        Generations<K> g = current();
         TokenBucket b = g.current.get(key);
         if (b != null) {
             return b;
@@ -52,7 +57,7 @@ final class BoundedBucketMap<K> {
     }
 
     int size() {
-        Generations<K> g = generations.get();
+        Generations<K> g = current();
         return g.current.size() + g.previous.size();
     }
 }

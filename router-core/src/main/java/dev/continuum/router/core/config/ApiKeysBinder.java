@@ -39,7 +39,7 @@ final class ApiKeysBinder {
         if (fileText != null && !fileText.isBlank()) {
             file = resolve(fileNode, fileText.trim(), ctx.baseDir);
             if (file != null) {
-                entries.addAll(readFile(fileNode, fileText.trim(), file, ctx));
+                entries.addAll(readFile(fileNode, file, ctx));
             }
         }
         List<ApiKeyConfig> keys = new ArrayList<>();
@@ -96,7 +96,7 @@ final class ApiKeysBinder {
     }
 
     /** A list of key entries, or a map holding one under {@code api_keys}. */
-    private static List<ConfigNode> readFile(ConfigNode fileNode, String shown, Path file, BindContext ctx) {
+    private static List<ConfigNode> readFile(ConfigNode fileNode, Path file, BindContext ctx) {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);

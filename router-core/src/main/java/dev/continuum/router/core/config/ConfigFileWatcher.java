@@ -86,8 +86,10 @@ final class ConfigFileWatcher implements AutoCloseable {
         for (Path dir : new HashSet<>(keysByDir.keySet())) {
             if (!wanted.containsKey(dir)) {
                 WatchKey key = keysByDir.remove(dir);
-                dirsByKey.remove(key);
-                key.cancel();
+                if (key != null) {
+                    dirsByKey.remove(key);
+                    key.cancel();
+                }
             }
         }
         namesByDir = Map.copyOf(wanted);

@@ -13,10 +13,10 @@ import java.util.EnumMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds the running {@link RouterConfig} and replaces it on reload. Readers call {@link #current()},
- * a plain read of an atomic reference (no lock). Reloads are serialized: each re-reads the file the
+ * a plain read of a volatile field (no lock). Reloads are serialized: each re-reads the file the
  * store started from, validates it completely, and then
  * <ul>
  *   <li>refuses an empty document (nothing but whitespace and comments) outright: it is what a file
@@ -60,7 +60,7 @@ public final class ConfigStore extends StartStopSupport {
     private final ConfigLoader loader;
     private final @Nullable Path file;
     private final LoadResult startup;
-    private final AtomicReference<RouterConfig> current;
+    private volatile RouterConfig current;
     private final List<ConfigListener> listeners = new CopyOnWriteArrayList<>();
     private final ReentrantLock reloadLock = new ReentrantLock();
     private final Map<ReloadResult.Outcome, Counter> reloads = new EnumMap<>(ReloadResult.Outcome.class);
@@ -73,7 +73,7 @@ public final class ConfigStore extends StartStopSupport {
         this.loader = b.loader;
         this.startup = startup;
         this.file = startup.source();
-        this.current = new AtomicReference<>(startup.orThrow());
+        this.current = startup.orThrow();
         this.debounce = b.debounce;
         this.clock = b.clock;
         this.scheduler = b.scheduler;
@@ -91,7 +91,7 @@ public final class ConfigStore extends StartStopSupport {
 
     /** The running config. Lock-free; safe from any thread, including event loops. */
     public RouterConfig current() {
-        return current.get();
+        return current;
     }
 
     /** The load that started the store (for its warnings at startup). */
@@ -167,8 +167,8 @@ public final class ConfigStore extends StartStopSupport {
                     String.join("\n  ", lines));
             return finish(ReloadResult.Outcome.FAILURE, trigger, loaded.errors(), loaded.warnings(), ReloadPlan.empty());
         }
-        RouterConfig running = current.get();
-        RouterConfig candidate = loaded.config();
+        RouterConfig running = current;
+        RouterConfig candidate = loaded.orThrow(); // ok() above: it holds a config
         ReloadPlan plan = ReloadPlanner.plan(running, candidate, loader.dynamoSections());
         List<Problem> warnings = new ArrayList<>(loaded.warnings());
         for (ReloadPlan.Change c : plan.pendingRestart()) {
@@ -183,7 +183,7 @@ public final class ConfigStore extends StartStopSupport {
         }
         // Counted before the swap, so whoever observes the new config also sees the count.
         ReloadResult result = finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
-        current.set(effective);
+        current = effective;
         log.info("config reloaded ({}): {}", trigger, plan.changes());
         for (ConfigListener listener : listeners) {
             try {
@@ -206,7 +206,7 @@ public final class ConfigStore extends StartStopSupport {
 
     private ReloadResult finish(ReloadResult.Outcome outcome, String trigger, List<Problem> errors,
                                 List<Problem> warnings, ReloadPlan plan) {
-        reloads.get(outcome).increment();
+        Objects.requireNonNull(reloads.get(outcome)).increment(); // the constructor registers every outcome
         return new ReloadResult(outcome, trigger, clock.instant(), errors, warnings, plan);
     }
 
@@ -233,7 +233,7 @@ public final class ConfigStore extends StartStopSupport {
         if (file != null) {
             files.add(file);
         }
-        Path keys = current.get().apiKeys().apiKeysFile();
+        Path keys = current.apiKeys().apiKeysFile();
         if (keys != null) {
             files.add(keys);
         }

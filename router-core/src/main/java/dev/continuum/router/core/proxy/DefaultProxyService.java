@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -119,15 +120,19 @@ final class DefaultProxyService implements ProxyService {
         return new BackendResources(b.name(), b.url(), endpoint, breaker, health, pool, meters);
     }
 
+    private ProxyState current() {
+        return Objects.requireNonNull(state.get(), "the constructor applies the first config");
+    }
+
     @Override
     public RouterConfig config() {
-        return state.get().config;
+        return current().config;
     }
 
     @Override
     public List<BackendStatus> backends() {
         List<BackendStatus> out = new ArrayList<>();
-        for (Backend b : state.get().backends) {
+        for (Backend b : current().backends) {
             BackendResources r = b.resources();
             out.add(new BackendStatus(b.name(), b.config().url(), b.config().enabled(), b.config().internal(),
                     r.health.healthState(), r.breaker.state(), r.pool.idleCount(), r.health.reportedModels()));
@@ -142,7 +147,7 @@ final class DefaultProxyService implements ProxyService {
 
     @Override
     public RelayControl handle(ClientExchange exchange) {
-        ProxyExchange e = new ProxyExchange(this, state.get(), exchange);
+        ProxyExchange e = new ProxyExchange(this, current(), exchange);
         e.start();
         return e;
     }

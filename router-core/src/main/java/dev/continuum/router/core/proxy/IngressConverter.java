@@ -72,9 +72,17 @@ public interface IngressConverter {
     /** The client's body is not a request of this wire. */
     final class InvalidRequest extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String detail;
 
         public InvalidRequest(String message) {
             super(message, null, false, false);
+            this.detail = message;
+        }
+
+        /** Never null: every one is built with the detail the client is told. */
+        @Override
+        public String getMessage() {
+            return detail;
         }
     }
 

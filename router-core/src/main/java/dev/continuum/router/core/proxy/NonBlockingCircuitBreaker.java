@@ -1,6 +1,7 @@
 package dev.continuum.router.core.proxy;
 
 import dev.continuum.router.core.config.CircuitBreakerConfig;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -35,6 +36,10 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
         this.state = new AtomicReference<>(closed(1, nanoClock.getAsLong()));
     }
 
+    private State current() {
+        return Objects.requireNonNull(state.get()); // set in the constructor, only ever replaced by a state
+    }
+
     private static State closed(long epoch, long now) {
         return new State(CircuitState.CLOSED, epoch, now, 0, 0, 0, 0, 0);
     }
@@ -46,7 +51,7 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
             return CLOSED_PERMIT;
         }
         for (;;) {
-            State s = state.get();
+            State s = current();
             switch (s.phase) {
                 case CLOSED:
                     return CLOSED_PERMIT;
@@ -82,7 +87,7 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
         if (!c.enabled()) {
             return true;
         }
-        State s = state.get();
+        State s = current();
         return switch (s.phase) {
             case CLOSED -> true;
             case OPEN -> nanoClock.getAsLong() - s.since >= c.timeout().toNanos();
@@ -119,7 +124,7 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
             return;
         }
         for (;;) {
-            State s = state.get();
+            State s = current();
             State next = next(s, permit, outcome, nanoClock.getAsLong(), c);
             if (next == null || state.compareAndSet(s, next)) {
                 return;
@@ -163,14 +168,14 @@ final class NonBlockingCircuitBreaker implements CircuitBreaker {
 
     @Override
     public CircuitState state() {
-        return config.enabled() ? state.get().phase : CircuitState.CLOSED;
+        return config.enabled() ? current().phase : CircuitState.CLOSED;
     }
 
     @Override
     public void reconfigure(CircuitBreakerConfig newConfig) {
         this.config = newConfig;
         if (!newConfig.enabled()) {
-            state.set(closed(state.get().epoch + 1, nanoClock.getAsLong()));
+            state.set(closed(current().epoch + 1, nanoClock.getAsLong()));
         }
     }
 

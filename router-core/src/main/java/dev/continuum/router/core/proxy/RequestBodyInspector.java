@@ -23,10 +23,18 @@ final class RequestBodyInspector {
     static final class InvalidBody extends Exception {
         private static final long serialVersionUID = 1L;
         final boolean json;
+        private final String detail;
 
         InvalidBody(String message, boolean json) {
             super(message, null, false, false);
             this.json = json;
+            this.detail = message;
+        }
+
+        /** Never null: every one is built with the detail the client is told. */
+        @Override
+        public String getMessage() {
+            return detail;
         }
     }
 

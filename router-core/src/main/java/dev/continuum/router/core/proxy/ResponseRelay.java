@@ -16,6 +16,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -128,9 +129,10 @@ final class ResponseRelay {
     }
 
     private int convertChunk(HttpContent c, @Nullable Channel upstream) {
-        SseEvents ev = events;
-        IngressConverter.StreamConverter sc = stream;
-        SseEvents.Sink out = sink;
+        // Only called with events set, and the three are set together.
+        SseEvents ev = Objects.requireNonNull(events);
+        IngressConverter.StreamConverter sc = Objects.requireNonNull(stream);
+        SseEvents.Sink out = Objects.requireNonNull(sink);
         boolean last = c instanceof LastHttpContent;
         try {
             ev.feed(c.content(), out);
@@ -151,7 +153,8 @@ final class ResponseRelay {
     }
 
     private void writeEvent(ByteBuf data) throws IngressConverter.InvalidResponse {
-        ByteBuf out = stream.event(data, clientCh.alloc());
+        // The sink that calls this is made together with the stream.
+        ByteBuf out = Objects.requireNonNull(stream).event(data, clientCh.alloc());
         if (out.isReadable()) {
             clientCh.write(new DefaultHttpContent(out), clientCh.voidPromise());
         } else {
@@ -168,7 +171,7 @@ final class ResponseRelay {
         if (!last) {
             return CONTINUE;
         }
-        IngressConverter conv = converter;
+        IngressConverter conv = Objects.requireNonNull(converter); // only a converting relay holds an answer
         HttpHeaders headers = h.head.headers();
         ByteBuf converted;
         if (status >= 200 && status < 300) {

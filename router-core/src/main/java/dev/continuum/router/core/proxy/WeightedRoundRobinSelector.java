@@ -1,6 +1,7 @@
 package dev.continuum.router.core.proxy;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -24,7 +25,7 @@ final class WeightedRoundRobinSelector implements BackendSelector {
             return candidates.get(0);
         }
         for (;;) {
-            long[] prev = current.get();
+            long[] prev = Objects.requireNonNull(current.get()); // set here, only ever swapped for a new array
             long[] next = prev.clone();
             long total = 0;
             Backend best = null;
@@ -37,6 +38,7 @@ final class WeightedRoundRobinSelector implements BackendSelector {
                     best = b;
                 }
             }
+            Objects.requireNonNull(best, "no candidates"); // callers pick among one or more
             next[best.index()] -= total;
             if (current.compareAndSet(prev, next)) {
                 return best;

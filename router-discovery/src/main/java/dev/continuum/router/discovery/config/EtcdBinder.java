@@ -133,6 +133,6 @@ final class EtcdBinder {
             passwordNode.error((password == null ? "missing" : "\"\"") + " (expected: a non-empty password)");
             valid = false;
         }
-        return valid ? new EtcdAuthConfig(username, password) : null;
+        return valid && username != null && password != null ? new EtcdAuthConfig(username, password) : null;
     }
 }

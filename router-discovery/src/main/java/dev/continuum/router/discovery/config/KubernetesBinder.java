@@ -113,7 +113,7 @@ final class KubernetesBinder {
                 nsNode.invalid("one of the watched Dynamo namespaces " + dynamoNamespaces);
                 valid = false;
             }
-            if (!valid) {
+            if (!valid || component == null || model == null) {
                 continue;
             }
             String identity = (ns == null ? dynamoNamespaces.get(0) : ns) + "/" + component;

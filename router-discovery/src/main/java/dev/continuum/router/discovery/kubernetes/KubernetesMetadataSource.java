@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -106,7 +107,8 @@ public final class KubernetesMetadataSource implements WatchSource {
 
     private <T extends HasMetadata, L extends KubernetesResourceList<T>> String list(Function<ListOptions, L> page,
             @Nullable String selector, int pageSize, int max, long deadline,
-            Function<T, List<DiscoveryEvent>> apply) throws TimeoutException {
+            Consumer<T> apply) throws TimeoutException {
+        // A listing fills a fresh fleet that is handed over whole, so the events each put returns are not needed.
         String token = null;
         String resourceVersion;
         int seen = 0;
@@ -120,7 +122,7 @@ public final class KubernetesMetadataSource implements WatchSource {
                 if (++seen > max) {
                     throw new IllegalStateException("more than " + max + " objects listed");
                 }
-                apply.apply(item);
+                apply.accept(item);
             }
             resourceVersion = list.getMetadata().getResourceVersion();
             token = list.getMetadata().getContinue();

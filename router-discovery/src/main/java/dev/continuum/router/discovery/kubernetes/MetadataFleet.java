@@ -231,12 +231,13 @@ final class MetadataFleet {
     private List<DiscoveryEvent> refeed(String name) {
         Held held = resources.get(name);
         boolean live = held != null && !held.refused() && readyCount.containsKey(name);
-        Map<String, byte[]> wanted = live ? held.records() : Map.of();
+        Map<String, byte[]> wanted = live && held != null ? held.records() : Map.of();
         Set<String> had = active.getOrDefault(name, Set.of());
         List<DiscoveryEvent> events = new ArrayList<>();
         for (String key : had) {
             if (!wanted.containsKey(key)) {
-                LinkedHashMap<String, byte[]> byResource = contributions.get(key);
+                // Every active key has a contribution: they are added and removed together.
+                LinkedHashMap<String, byte[]> byResource = Objects.requireNonNull(contributions.get(key));
                 byte[] shown = byResource.values().iterator().next();
                 byResource.remove(name);
                 if (byResource.isEmpty()) {

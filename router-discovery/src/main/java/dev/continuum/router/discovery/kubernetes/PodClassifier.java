@@ -83,8 +83,8 @@ final class PodClassifier {
             return new Held(dynamoNamespace, component);
         }
         String name = pod.getMetadata().getName();
-        return new Ready(dynamoNamespace, PodNameHash.hashPodName(name),
-                component == null || component.isEmpty() ? labels.get(COMPONENT_TYPE_LABEL) : component, role, model);
+        String shown = component == null || component.isEmpty() ? labels.get(COMPONENT_TYPE_LABEL) : component;
+        return new Ready(dynamoNamespace, PodNameHash.hashPodName(name), shown == null ? "" : shown, role, model);
     }
 
     /**

@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
@@ -96,7 +97,8 @@ final class PodFleet {
         recordsFor(after, recordsBefore);
 
         if (before != null) {
-            Set<String> names = readyById.get(before);
+            // A pod that was Ready is indexed under its ID.
+            Set<String> names = Objects.requireNonNull(readyById.get(before));
             names.remove(name);
             if (names.isEmpty()) {
                 readyById.remove(before);
@@ -200,7 +202,8 @@ final class PodFleet {
         if (names == null || names.size() != 1) {
             return;
         }
-        Ready ready = (Ready) pods.get(names.iterator().next());
+        // Every name indexed as ready is a held Ready pod.
+        Ready ready = (Ready) Objects.requireNonNull(pods.get(names.iterator().next()));
         String hex = Long.toHexString(ready.instanceId());
         // Label values cannot hold a slash, so the component is a single key segment as it is.
         String path = ready.dynamoNamespace() + "/" + ready.component() + "/generate/" + hex;

@@ -14,6 +14,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -66,7 +67,7 @@ public final class DiscoveryMetrics implements DiscoveryCounters, AutoCloseable 
 
     @Override
     public void increment(DiscoveryEventKind kind) {
-        events.get(kind).increment();
+        Objects.requireNonNull(events.get(kind)).increment(); // the constructor registers every kind
     }
 
     private synchronized void refreshWorkers() {
@@ -74,7 +75,7 @@ public final class DiscoveryMetrics implements DiscoveryCounters, AutoCloseable 
         List<String> namespaces = snapshot.enabled() ? snapshot.namespaces() : List.of();
         for (String gone : List.copyOf(workerGauges.keySet())) {
             if (!namespaces.contains(gone)) {
-                workerGauges.remove(gone).forEach(meters::remove);
+                Objects.requireNonNull(workerGauges.remove(gone)).forEach(meters::remove); // a key of the copy above
                 workerCounts.remove(gone);
             }
         }

@@ -28,6 +28,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -139,7 +140,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
     public List<String> admissible() {
         List<String> keys = new ArrayList<>();
         for (Keyspace keyspace : Keyspace.values()) {
-            int room = limits.maxRecordsPerKeyspace() - held.get(keyspace).size();
+            int room = limits.maxRecordsPerKeyspace() - heldIn(keyspace).size();
             if (room > 0 && refused.size(keyspace) > 0) {
                 refused.oldest(keyspace, room, keys);
             }
@@ -168,7 +169,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
         // A refused key put again while there is still no room keeps its place in the queue; with room, the
         // put decides afresh (it enters, or turns out bad) and the key leaves the queue either way.
-        if (refused.contains(keyspace, key) && held.get(keyspace).size() >= limits.maxRecordsPerKeyspace()) {
+        if (refused.contains(keyspace, key) && heldIn(keyspace).size() >= limits.maxRecordsPerKeyspace()) {
             return;
         }
         refused.remove(keyspace, key);
@@ -208,7 +209,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             latest.put(record.key(), record);
         }
         for (Keyspace keyspace : Keyspace.values()) {
-            for (String key : new ArrayList<>(held.get(keyspace).keySet())) {
+            for (String key : new ArrayList<>(heldIn(keyspace).keySet())) {
                 if (!latest.containsKey(key)) {
                     unhold(keyspace, key);
                 }
@@ -230,7 +231,8 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         for (Keyspace keyspace : Keyspace.values()) {
             for (String key : refused.all(keyspace)) {
                 waited.add(key);
-                put(key, latest.get(key).value());
+                // retainAll above kept only the keys this listing has
+                put(key, Objects.requireNonNull(latest.get(key)).value());
             }
         }
         for (DiscoveryEvent.Put record : newKeys) {
@@ -240,13 +242,22 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         }
     }
 
+    private Map<String, HeldRecord> heldIn(Keyspace keyspace) {
+        return Objects.requireNonNull(held.get(keyspace)); // the constructor fills every keyspace
+    }
+
+    /** A record named by one of the indexes, which list only held keys. */
+    private HeldRecord heldRecord(Keyspace keyspace, String key) {
+        return Objects.requireNonNull(heldIn(keyspace).get(key));
+    }
+
     private boolean isHeld(String key) {
         Keyspace keyspace = Keyspace.of(key).orElse(null);
-        return keyspace != null && held.get(keyspace).containsKey(key);
+        return keyspace != null && heldIn(keyspace).containsKey(key);
     }
 
     private void hold(Keyspace keyspace, String key, HeldRecord record, @Nullable String unsupported) {
-        Map<String, HeldRecord> records = held.get(keyspace);
+        Map<String, HeldRecord> records = heldIn(keyspace);
         HeldRecord old = records.get(key);
         if (old == null && records.size() >= limits.maxRecordsPerKeyspace()) {
             if (atCapacity.add(keyspace)) {
@@ -279,7 +290,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
 
     /** Returns whether the key held a record. */
     private boolean unhold(Keyspace keyspace, String key) {
-        Map<String, HeldRecord> records = held.get(keyspace);
+        Map<String, HeldRecord> records = heldIn(keyspace);
         HeldRecord old = records.remove(key);
         unsupportedLogged.forget(key);
         if (old != null) {
@@ -457,7 +468,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
             excluded.remove(id);
             return;
         }
-        EndpointRecord endpoint = (EndpointRecord) held.get(Keyspace.INSTANCES).get(keys.get(0));
+        EndpointRecord endpoint = (EndpointRecord) heldRecord(Keyspace.INSTANCES, keys.get(0));
         ModelCard card = joinedCard(id, endpoint);
         RoleResolver.Resolution resolution = RoleResolver.resolve(endpoint.component(), card);
         if (resolution instanceof Conflict conflict) {
@@ -503,7 +514,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         if (keys == null || keys.size() != 1) {
             return null;
         }
-        return ((CardRecord) held.get(Keyspace.MODEL_CARDS).get(keys.get(0))).card();
+        return ((CardRecord) heldRecord(Keyspace.MODEL_CARDS, keys.get(0))).card();
     }
 
     private void removeWorker(WorkerId id) {
@@ -516,7 +527,7 @@ final class EtcdRecordReducer implements DiscoveryReducer {
         List<String> keys = channelKeys.get(id);
         DynamoPublisher publisher = null;
         if (keys != null && keys.size() == 1) {
-            publisher = ((ChannelRecord) held.get(Keyspace.EVENT_CHANNELS).get(keys.get(0))).publisher();
+            publisher = ((ChannelRecord) heldRecord(Keyspace.EVENT_CHANNELS, keys.get(0))).publisher();
         }
         if (publisher == null) {
             if (publishers.remove(id) != null) {

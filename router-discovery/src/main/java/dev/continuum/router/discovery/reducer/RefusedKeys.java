@@ -5,6 +5,7 @@ import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -24,6 +25,10 @@ final class RefusedKeys {
         }
     }
 
+    private LinkedHashSet<String> keysOf(Keyspace keyspace) {
+        return Objects.requireNonNull(refused.get(keyspace)); // the constructor fills every keyspace
+    }
+
     /**
      * Remembers a refusal; a key already remembered keeps its place.
      *
@@ -31,7 +36,7 @@ final class RefusedKeys {
      *         cannot take, as before remembering existed
      */
     boolean add(Keyspace keyspace, String key) {
-        LinkedHashSet<String> keys = refused.get(keyspace);
+        LinkedHashSet<String> keys = keysOf(keyspace);
         if (keys.contains(key)) {
             return false;
         }
@@ -42,11 +47,11 @@ final class RefusedKeys {
     }
 
     void remove(Keyspace keyspace, String key) {
-        refused.get(keyspace).remove(key);
+        keysOf(keyspace).remove(key);
     }
 
     boolean contains(Keyspace keyspace, String key) {
-        return refused.get(keyspace).contains(key);
+        return keysOf(keyspace).contains(key);
     }
 
     /** Forgets every key a resync no longer lists. */
@@ -58,7 +63,7 @@ final class RefusedKeys {
 
     /** The oldest {@code room} refused keys of {@code keyspace}. */
     void oldest(Keyspace keyspace, int room, List<String> into) {
-        Iterator<String> it = refused.get(keyspace).iterator();
+        Iterator<String> it = keysOf(keyspace).iterator();
         for (int i = 0; i < room && it.hasNext(); i++) {
             into.add(it.next());
         }
@@ -66,10 +71,10 @@ final class RefusedKeys {
 
     /** Every remembered key of {@code keyspace}, oldest first (a copy). */
     List<String> all(Keyspace keyspace) {
-        return new ArrayList<>(refused.get(keyspace));
+        return new ArrayList<>(keysOf(keyspace));
     }
 
     int size(Keyspace keyspace) {
-        return refused.get(keyspace).size();
+        return keysOf(keyspace).size();
     }
 }

@@ -152,7 +152,7 @@ final class DiscoveryWatcher {
         } catch (RereadException e) {
             if (!stopping) {
                 LOG.warn("discovery from {} could not read refused keys again; resyncing: {}", source.describe(),
-                        LogSafe.escape(describe(e.getCause())));
+                        LogSafe.escape(describe(e))); // describe reports the root cause
             }
         } catch (RuntimeException e) {
             // A reducer bug must not kill discovery: resync from scratch after the backoff.

@@ -9,6 +9,7 @@ import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.DiscoveryReloadPlan;
+import dev.continuum.router.discovery.config.RestartReason;
 import dev.continuum.router.discovery.metrics.DiscoveryMetrics;
 import dev.continuum.router.discovery.reducer.DiscoveryLimits;
 import dev.continuum.router.discovery.reducer.DiscoveryReducer;
@@ -16,6 +17,7 @@ import dev.continuum.router.discovery.source.WatchSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -99,7 +101,8 @@ final class WatcherSupervisor extends StartStopSupport implements DiscoverySuper
                 LOG.info("Dynamo discovery stopped");
             }
             case REPLACE_RESETTING, REPLACE_PRUNING, REPLACE_KEEPING_SNAPSHOT -> {
-                LOG.info("restarting Dynamo discovery (reason={})", plan.reason().label());
+                RestartReason reason = Objects.requireNonNull(plan.reason()); // every REPLACE plan names one
+                LOG.info("restarting Dynamo discovery (reason={})", reason.label());
                 metrics.increment(DiscoveryEventKind.RESTART);
                 stopWatcher();
                 enabled = newEnabled;

@@ -8,10 +8,18 @@ final class WireException extends Exception {
     private static final long serialVersionUID = 1L;
 
     final EventDrop drop;
+    private final String detail;
 
     WireException(EventDrop drop, String detail) {
         super(detail, null, false, false);
         this.drop = drop;
+        this.detail = detail;
+    }
+
+    /** Never null: every one is built with the detail the drop is logged with. */
+    @Override
+    public String getMessage() {
+        return detail;
     }
 
     static WireException malformed(String detail) {
