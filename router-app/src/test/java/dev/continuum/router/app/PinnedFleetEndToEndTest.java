@@ -247,11 +247,24 @@ class PinnedFleetEndToEndTest {
                 List.of("dynamo"), false, "");
         awaitSubscribed(6);
 
-        List<HttpResponse<String>> answers = burst(16, MODEL);
+        // The decode workers' samples pause while the burst is dispatched: a sample published between a
+        // dispatch and its arrival at the worker answers that dispatch without showing it (the race the
+        // ledger accepts by design), and on a loaded machine a burst can span several samples. Without
+        // them, what spreads the burst is the ledger's count of unanswered dispatches alone.
+        List<SimWorker> decode = fleet.workers().stream().filter(w -> w.role() == Role.DECODE).toList();
+        decode.forEach(SimWorker::silence);
+        List<CompletableFuture<HttpResponse<String>>> pending = burstAsync(16, MODEL);
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                decode.stream().mapToLong(w -> fleet.frontend().served(w.instanceId())).sum() == 16);
+        decode.forEach(SimWorker::unsilence);
+        List<HttpResponse<String>> answers = new ArrayList<>();
+        for (CompletableFuture<HttpResponse<String>> p : pending) {
+            answers.add(p.get(60, TimeUnit.SECONDS));
+        }
 
         assertThat(answers).allSatisfy(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(200));
-        // 16 concurrent streams over 4 decode workers: each dispatch counts on its worker until the next
-        // sample shows it, so none takes more than its share of 4 (plus one for a sample racing the burst).
+        // 16 concurrent streams over 4 decode workers: each dispatch counts on its worker until a sample
+        // shows it, so none takes more than its share of 4 (plus one for a sample racing the pause).
         for (SimWorker w : fleet.workers()) {
             if (w.role() == Role.DECODE) {
                 assertThat(fleet.frontend().served(w.instanceId())).as(w.component()).isBetween(1L, 5L);
@@ -520,12 +533,17 @@ class PinnedFleetEndToEndTest {
         });
     }
 
-    private List<HttpResponse<String>> burst(int n, String model) throws Exception {
+    private List<CompletableFuture<HttpResponse<String>>> burstAsync(int n, String model) {
         List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             pending.add(client.sendAsync(post("/v1/chat/completions", chatBody(model, true, ""))
                     .header("x-backend", "").build(), HttpResponse.BodyHandlers.ofString()));
         }
+        return pending;
+    }
+
+    private List<HttpResponse<String>> burst(int n, String model) throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> pending = burstAsync(n, model);
         List<HttpResponse<String>> out = new ArrayList<>();
         for (CompletableFuture<HttpResponse<String>> p : pending) {
             out.add(p.get(60, TimeUnit.SECONDS));
