@@ -166,9 +166,10 @@ public final class DirectFrontend implements AutoCloseable {
 
                 /** Prefill holds the request only until its first token: the decode worker takes it from there. */
                 private void endPrefill() {
-                    if (!prefillDone) {
+                    Long p = prefill;
+                    if (!prefillDone && p != null) {
                         prefillDone = true;
-                        listener.finished(prefill);
+                        listener.finished(p);
                     }
                 }
             };
@@ -275,7 +276,7 @@ public final class DirectFrontend implements AutoCloseable {
 
     /** Decides one request: null to serve it, else the refusal text. */
     @Nullable String refusal(HttpHeaders h) {
-        Map<Long, Worker> workers = fleet.get();
+        Map<Long, Worker> workers = java.util.Objects.requireNonNull(fleet.get(), "set in the constructor");
         Long decode = pin(h, "x-dynamo-worker-instance-id", "x-worker-instance-id", false);
         Long prefill = pin(h, "x-dynamo-prefill-instance-id", "x-prefill-instance-id", false);
         if (decode == null) {

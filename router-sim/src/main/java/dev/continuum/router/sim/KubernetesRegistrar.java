@@ -97,7 +97,8 @@ final class KubernetesRegistrar implements Registrar {
         }
         for (Entry e : r.entries()) {
             @SuppressWarnings("unchecked")
-            Map<String, Object> map = (Map<String, Object>) data.get(MAPS.get(e.bucket()));
+            Map<String, Object> map = (Map<String, Object>) java.util.Objects.requireNonNull(
+                    data.get(MAPS.get(e.bucket())), "every bucket's map is put above");
             map.put(e.key(), client.getKubernetesSerialization().unmarshal(e.json(), Map.class));
         }
         ObjectMetaBuilder meta = new ObjectMetaBuilder().withName(r.worker().name()).withNamespace(namespace);

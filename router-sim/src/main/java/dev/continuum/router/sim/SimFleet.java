@@ -62,6 +62,7 @@ public final class SimFleet implements AutoCloseable {
         }
 
         /** The original form: one namespace and model, the file store at {@code root}, 16 slots per rank. */
+        @SuppressWarnings("NullAway") // a null store is the record's "file store at root" default
         public Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
                        long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
                        Duration publishInterval, String frontendHost, int frontendPort, int chunks,

@@ -67,6 +67,7 @@ public final class SimMain {
     record FleetArgs(SimFleet.Options options, List<Misbehaviour> script) {
     }
 
+    @SuppressWarnings("NullAway") // a null store is SimFleet.Options' "file store at root" default
     static FleetArgs parseFleet(String[] args) {
         java.nio.file.Path root = null;
         Store store = null;
