@@ -29,7 +29,7 @@ public interface WatchSource {
         List<DiscoveryEvent.Put> seed();
 
         /**
-         * Starts following changes made after the seed. Calls {@link PassListener#opened()} once every watch is
+         * Starts following changes made after the first listing. Calls {@link PassListener#opened()} once every watch is
          * established, {@link PassListener#events} for changes, and {@link PassListener#ended} exactly once.
          * Callbacks may come from any thread and must not block.
          */

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs passes over one source on its own thread until stopped: open and seed (bounded), apply the seed as
+ * Runs passes over one source on its own thread until stopped: open and seed (bounded), apply that first listing as
  * one resync and publish, follow changes and publish after each batch, and when the pass ends for any
  * reason, mark the registry disconnected, back off and start over. The reducer lives as long as the
  * watcher, so {@code first_seen} survives reconnects.
