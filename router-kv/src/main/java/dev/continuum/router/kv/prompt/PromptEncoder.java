@@ -1,0 +1,18 @@
+package dev.continuum.router.kv.prompt;
+
+import dev.continuum.router.core.lifecycle.Lifecycle;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Renders a chat-completion body with the model's chat template and tokenizes the result. The work runs on
+ * the encoder's own bounded pools, never on the caller's thread (callers are event loops), and the future
+ * never completes exceptionally: every failure is a {@link PromptEncoding.Fallback}.
+ */
+public interface PromptEncoder extends Lifecycle {
+
+    /**
+     * @param artifacts the model's verified artifacts
+     * @param chatBody  the final chat-completion JSON body the shim will receive (global prompts applied)
+     */
+    CompletableFuture<PromptEncoding> encode(PromptArtifacts artifacts, byte[] chatBody);
+}
