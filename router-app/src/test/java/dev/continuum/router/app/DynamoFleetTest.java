@@ -114,6 +114,7 @@ class DynamoFleetTest {
         return """
                 server:
                   bind_address: "127.0.0.1:0"
+                  shutdown_quiet_period: 0s
                 backends:
                   - {name: frontend, url: "%s", models: ["%s"]}
                 disaggregated_serving: {enabled: true}

@@ -486,6 +486,7 @@ class PinnedFleetEndToEndTest {
         String yaml = """
                 server:
                   bind_address: "127.0.0.1:0"
+                  shutdown_quiet_period: 0s
                 backends:
                 %s
                 disaggregated_serving: {enabled: true, fallback_to_unified: %s}

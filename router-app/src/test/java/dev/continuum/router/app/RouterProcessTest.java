@@ -145,6 +145,7 @@ class RouterProcessTest {
                 server:
                   bind_address: "127.0.0.1:0"
                   shutdown_grace_period: 20s
+                  shutdown_quiet_period: 0s
                 backends:
                   - name: main
                     url: %s

@@ -132,6 +132,7 @@ class SecurityMatrixTest {
         return """
                 server:
                   bind_address: ["127.0.0.1:0", "unix:%s"]
+                  shutdown_quiet_period: 0s
                 backends:
                   - {name: main, url: "%s", models: [m], api_key: "%s"}
                 health_checks: {enabled: false}
