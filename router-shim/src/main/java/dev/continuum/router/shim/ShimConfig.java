@@ -1,6 +1,7 @@
 package dev.continuum.router.shim;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.continuum.router.core.config.FrontendDisaggregation;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 public record ShimConfig(
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> backends,
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Pool> pools,
-        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> modelMap) {
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> modelMap) implements FrontendDisaggregation {
     /** The cap on listed shim backends (docs/decisions.md). */
     public static final int MAX_BACKENDS = 64;
     /** The cap on {@code model_map} entries (docs/decisions.md). */

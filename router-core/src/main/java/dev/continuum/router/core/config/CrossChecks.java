@@ -76,7 +76,7 @@ final class CrossChecks {
         // With a Dynamo shim (dynamo.shim), prefill and decode happen inside the direct-mode frontend, whose
         // replicas are ordinary role: unified backends: the shim example sets fallback_to_unified: false
         // (docs/decisions.md).
-        if (config.dynamo().enabled() && config.dynamo().sections().containsKey("shim")) {
+        if (config.dynamo().enabled() && config.dynamo().find(FrontendDisaggregation.class).isPresent()) {
             return;
         }
         boolean prefill = config.backends().stream().anyMatch(b -> b.enabled() && b.role() == BackendRole.PREFILL);

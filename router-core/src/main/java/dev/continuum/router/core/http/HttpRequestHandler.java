@@ -47,6 +47,13 @@ import org.slf4j.LoggerFactory;
  * request is copied into a {@code byte[]} and released here at once; every other request
  * (404, 405, queued requests dropped on close) is released here. Responses written here are
  * released by the write.
+ *
+ * <p>Why this class is about 500 lines: it is one connection's request state machine (idle, one request in
+ * flight with a queue of pipelined ones, closing after the current one, closed), and every Netty callback
+ * here (read, writability, inactive, idle and shutdown events, exceptions) moves that one state. Split across
+ * classes, each piece would need the same five fields and the transitions would no longer read in one place;
+ * what is not a transition (request framing guards, body limits, timeouts, the rejection answers) already
+ * lives in its own handler or class in this package.
  */
 final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HttpRequestHandler.class);

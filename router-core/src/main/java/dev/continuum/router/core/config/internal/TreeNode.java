@@ -1,29 +1,23 @@
 package dev.continuum.router.core.config.internal;
 
-import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.Secret;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The loader's {@link ConfigNode}: a mutable-while-built, then read-only YAML node that records which
- * keys the binders asked for, so keys never asked for can be reported afterwards.
+ * keys the binders asked for, so keys never asked for can be reported afterwards. The typed readings of a
+ * scalar (numbers, durations, sizes, choices) live in {@link TypedScalarNode}; this class is the tree.
  */
-public final class TreeNode implements ConfigNode {
-    private static final Pattern INTEGER = Pattern.compile("[-+]?\\d{1,19}");
-    private static final Pattern DECIMAL = Pattern.compile("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
+public final class TreeNode extends TypedScalarNode {
 
     private final TreeContext ctx;
     private final String path;
@@ -235,8 +229,8 @@ public final class TreeNode implements ConfigNode {
         return resolvedText;
     }
 
-    /** Scalar text for a typed getter; null (already reported) when this is not a usable scalar. */
-    private @Nullable String textFor(String expectation) {
+    @Override
+    protected @Nullable String textFor(String expectation) {
         if (kind == Kind.LIST || kind == Kind.MAP) {
             invalid(expectation);
             return null;
@@ -248,193 +242,10 @@ public final class TreeNode implements ConfigNode {
     }
 
     @Override
-    public String asString(String defaultValue) {
-        String t = textFor("a string");
-        return t == null ? defaultValue : t;
-    }
-
-    @Override
-    public @Nullable String asStringOrNull() {
-        return textFor("a string");
-    }
-
-    @Override
-    public int asInt(int defaultValue) {
-        return asInt(defaultValue, Integer.MIN_VALUE, Integer.MAX_VALUE);
-    }
-
-    @Override
-    public int asInt(int defaultValue, int min, int max) {
-        String t = textFor("an integer");
-        if (t == null) {
-            return defaultValue;
-        }
-        String s = t.trim();
-        if (!INTEGER.matcher(s).matches()) {
-            invalid("an integer");
-            return defaultValue;
-        }
-        long v;
-        try {
-            v = Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            invalid("an integer");
-            return defaultValue;
-        }
-        if (v < min || v > max) {
-            invalid(rangeExpectation(min, max));
-            return defaultValue;
-        }
-        return (int) v;
-    }
-
-    private static String rangeExpectation(long min, long max) {
-        if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) {
-            return min == 1 ? "> 0" : ">= " + min;
-        }
-        return min + ".." + max;
-    }
-
-    @Override
-    public long asLong(long defaultValue) {
-        String t = textFor("an integer");
-        if (t == null) {
-            return defaultValue;
-        }
-        try {
-            return Long.parseLong(t.trim());
-        } catch (NumberFormatException e) {
-            invalid("an integer");
-            return defaultValue;
-        }
-    }
-
-    @Override
-    public boolean asBool(boolean defaultValue) {
-        String t = textFor("true or false");
-        if (t == null) {
-            return defaultValue;
-        }
-        switch (t.trim().toLowerCase(Locale.ROOT)) {
-            case "true", "yes", "on", "1":
-                return true;
-            case "false", "no", "off", "0":
-                return false;
-            default:
-                invalid("true or false");
-                return defaultValue;
-        }
-    }
-
-    @Override
-    public double asDouble(double defaultValue) {
-        String t = textFor("a number");
-        if (t == null) {
-            return defaultValue;
-        }
-        String s = t.trim();
-        if (!DECIMAL.matcher(s).matches()) {
-            invalid("a number");
-            return defaultValue;
-        }
-        double v = Double.parseDouble(s);
-        if (Double.isInfinite(v)) {
-            invalid("a number");
-            return defaultValue;
-        }
-        return v;
-    }
-
-    @Override
-    public Duration asDuration(Duration defaultValue) {
-        Duration d = parsedDuration();
-        return d == null ? defaultValue : d;
-    }
-
-    /** The duration written here, or null when missing, null, or invalid (then already reported). */
-    private @Nullable Duration parsedDuration() {
-        String t = textFor(Units.DURATION_EXPECTATION);
-        if (t == null) {
-            return null;
-        }
-        Duration d = Units.parseDuration(t);
-        if (d == null) {
-            invalid(Units.DURATION_EXPECTATION);
-        }
-        return d;
-    }
-
-    @Override
-    public Duration asPositiveDuration(Duration defaultValue) {
-        Duration d = parsedDuration();
-        if (d == null) {
-            return defaultValue;
-        }
-        if (d.isZero()) {
-            invalid("a duration > 0");
-            return defaultValue;
-        }
-        return d;
-    }
-
-    @Override
-    public Duration asDuration(Duration defaultValue, Duration min, Duration max) {
-        Duration d = parsedDuration();
-        if (d == null) {
-            return defaultValue;
-        }
-        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-            invalid("a duration from " + Units.formatDuration(min) + " to " + Units.formatDuration(max));
-            return defaultValue;
-        }
-        return d;
-    }
-
-    @Override
-    public ByteSize asByteSize(ByteSize defaultValue) {
-        String t = textFor(Units.BYTE_SIZE_EXPECTATION);
-        if (t == null) {
-            return defaultValue;
-        }
-        Long bytes = Units.parseByteSize(t);
-        if (bytes == null) {
-            invalid(Units.BYTE_SIZE_EXPECTATION);
-            return defaultValue;
-        }
-        return new ByteSize(bytes);
-    }
-
-    @Override
     public @Nullable Secret asSecret() {
         sensitive = true;
         String t = textFor("a string");
         return t == null ? null : Secret.of(t);
-    }
-
-    @Override
-    public List<String> asStringList() {
-        List<String> out = new ArrayList<>();
-        for (ConfigNode e : elements()) {
-            String s = e.asStringOrNull();
-            if (s != null) {
-                out.add(s);
-            }
-        }
-        return out;
-    }
-
-    @Override
-    public <T> T asChoice(T defaultValue, Function<String, @Nullable T> parser, String expectation) {
-        String t = textFor(expectation);
-        if (t == null) {
-            return defaultValue;
-        }
-        T v = parser.apply(t.trim());
-        if (v == null) {
-            invalid(expectation);
-            return defaultValue;
-        }
-        return v;
     }
 
     @Override
