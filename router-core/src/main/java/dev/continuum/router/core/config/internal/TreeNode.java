@@ -2,6 +2,7 @@ package dev.continuum.router.core.config.internal;
 
 import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.ConfigNode;
+import dev.continuum.router.core.config.HomeDirectory;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.Secret;
 import java.time.Duration;
@@ -256,6 +257,12 @@ public final class TreeNode implements ConfigNode {
     @Override
     public @Nullable String asStringOrNull() {
         return textFor("a string");
+    }
+
+    @Override
+    public @Nullable String asPathString() {
+        String t = textFor("a path");
+        return t == null ? null : HomeDirectory.expand(t, HomeDirectory.of(ctx.env()));
     }
 
     @Override
