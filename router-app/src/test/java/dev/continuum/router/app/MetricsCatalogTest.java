@@ -38,6 +38,12 @@ import org.junit.jupiter.api.Timeout;
 class MetricsCatalogTest {
     /** Micrometer's JVM, process and system binders: many families, documented and charted as groups. */
     private static final List<String> BINDER_PREFIXES = List.of("jvm_", "process_", "system_");
+    /**
+     * Families the demo cannot make exist, each with the reason; the dashboard and the docs may name them
+     * without the scrape showing them. {@code active_prefill_tokens}: the simulator's workers, like Dynamo's
+     * vLLM workers, publish it as nil, and a nil field exports no series (router-load's tests cover it).
+     */
+    private static final Set<String> NOT_IN_THE_DEMO = Set.of("continuum_dynamo_load_active_prefill_tokens");
     private static final Pattern SELECTOR = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\{");
     private static final Pattern TYPE = Pattern.compile("^# TYPE (\\S+) (\\S+)$", Pattern.MULTILINE);
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", Pattern.MULTILINE);
@@ -50,17 +56,14 @@ class MetricsCatalogTest {
     void startTheDemoAndScrape() throws Exception {
         demo = Demo.start(Map.of(), List.of("127.0.0.1:0"), null);
         HttpClient client = HttpClient.newHttpClient();
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            HttpResponse<String> chat = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
-                    + "/v1/chat/completions")).header("content-type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"messages\":"
-                            + "[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(), HttpResponse.BodyHandlers.ofString());
-            assertThat(chat.headers().firstValue("x-continuum-routing-path")).hasValue("prefill_then_decode");
-            String metrics = scrape(client);
-            // Per-worker load gauges exist once every worker's sample arrived.
-            assertThat(metrics).contains("continuum_dynamo_load_active_prefill_tokens{",
-                    "continuum_dynamo_selection_total{");
-        });
+        // Per-worker load gauges exist once the workers' samples arrived.
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(scrape(client))
+                .contains("continuum_dynamo_load_kv_used_blocks{", "continuum_dynamo_load_active_decode_blocks{"));
+        HttpResponse<String> chat = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+                + "/v1/chat/completions")).header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"messages\":"
+                        + "[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(chat.headers().firstValue("x-continuum-routing-path")).hasValue("prefill_then_decode");
         System.gc(); // the GC pause timer is registered on the first collection it hears of
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(scrape(client))
                 .contains("jvm_gc_pause_seconds_count{"));
@@ -68,6 +71,11 @@ class MetricsCatalogTest {
         Matcher type = TYPE.matcher(metrics);
         while (type.find()) {
             families.add(type.group(1));
+        }
+        for (String absent : NOT_IN_THE_DEMO) {
+            assertThat(families).as("now exported by the demo: drop it from NOT_IN_THE_DEMO").doesNotContain(absent);
+            families.add(absent);
+            samples.add(absent);
         }
         Matcher sample = SAMPLE.matcher(metrics);
         while (sample.find()) {
@@ -143,7 +151,7 @@ class MetricsCatalogTest {
     static List<String> documentedFamilies(List<String> lines) {
         List<String> out = new ArrayList<>();
         boolean inFamilyTable = false;
-        Pattern name = Pattern.compile("`([a-z_:*]+)`");
+        Pattern name = Pattern.compile("`([a-z0-9_:*]+)`");
         for (String line : lines) {
             if (!line.startsWith("|")) {
                 inFamilyTable = false;
