@@ -26,7 +26,16 @@ for jar in router-app/target/continuum-router.jar router-sim/target/continuum-si
 done
 
 pids=()
-trap 'kill -TERM "${pids[@]}" 2>/dev/null || true; wait' EXIT INT TERM
+# Newest first: the router drains, then the fleet withdraws its registrations while etcd still answers.
+stop() {
+  trap - EXIT INT TERM
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill -TERM "${pids[i]}" 2>/dev/null || true
+    wait "${pids[i]}" 2>/dev/null || true
+  done
+}
+trap stop EXIT INT TERM
+rm -rf "$work/etcd"   # a fresh store: no registrations left from an earlier run
 etcd --data-dir "$work/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls http://127.0.0.1:0 \
   >"$work/etcd.log" 2>&1 &
