@@ -3,7 +3,6 @@ package dev.continuum.router.app;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
@@ -11,6 +10,7 @@ import ch.qos.logback.core.encoder.Encoder;
 import dev.continuum.router.core.config.LoggingConfig;
 import java.util.Locale;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * Applies {@code logging} (level and format) to Logback at startup and on every reload, so an
@@ -42,8 +42,21 @@ final class LoggingSetup {
         }
     }
 
+    /**
+     * Routes java.util.logging (gRPC, jetcd, the JDK's HTTP client) into SLF4J, so those lines get the
+     * same level and format as the router's own. logback.xml's LevelChangePropagator keeps JUL's levels in
+     * step with Logback's, so a disabled JUL line is dropped before it is built.
+     */
+    static synchronized void bridgeJavaUtilLogging() {
+        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext) || SLF4JBridgeHandler.isInstalled()) {
+            return;
+        }
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
+    }
+
     private static Encoder<ILoggingEvent> json(LoggerContext context) {
-        JsonEncoder encoder = new JsonEncoder();
+        JsonLineEncoder encoder = new JsonLineEncoder();
         encoder.setContext(context);
         encoder.start();
         return encoder;

@@ -5,7 +5,6 @@ import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.core.config.ConfigSearchPath;
 import dev.continuum.router.core.config.LoadResult;
-import dev.continuum.router.core.config.SampleConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -19,6 +18,7 @@ public final class Main {
 
     public static void main(String[] args) {
         NettyDefaults.applyUnlessSet(System.getProperties());
+        LoggingSetup.bridgeJavaUtilLogging();
         int code = run(args, System.out, System.err, System.getenv());
         if (code != 0) {
             System.exit(code);
@@ -45,7 +45,7 @@ public final class Main {
                 return 0;
             }
             case GENERATE_CONFIG -> {
-                out.print(SampleConfig.text());
+                out.print(GeneratedConfig.text());
                 return 0;
             }
             case CONFIG_VALIDATE -> {
@@ -87,7 +87,7 @@ public final class Main {
         return ConfigLoader.builder()
                 .environment(env)
                 .overrides(overrides)
-                .searchPath(ConfigSearchPath.standard())
+                .searchPath(ConfigSearchPath.standard(env))
                 .dynamoSections(sections.all())
                 .build();
     }

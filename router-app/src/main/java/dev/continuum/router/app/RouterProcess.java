@@ -104,10 +104,17 @@ final class RouterProcess implements AutoCloseable {
     private static RouterProcess wire(LifecycleStack stack, ConfigLoader loader, DynamoSections sections,
                                       LongSupplier ticker) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        stack.push(Lifecycles.opening("meter registry", () -> registry::close));
-        ConfigStore store = ConfigStore.builder(loader).meterRegistry(registry).build();
+        ConfigStore store;
+        try {
+            store = ConfigStore.builder(loader).meterRegistry(registry).build();
+        } catch (RuntimeException e) {
+            registry.close();
+            throw e;
+        }
         RouterConfig config = store.current();
+        // Before the first component logs "started", so every line of the run has the configured format.
         LoggingSetup.apply(config.logging());
+        stack.push(Lifecycles.opening("meter registry", () -> registry::close));
         store.startupResult().warnings().forEach(w -> LOG.warn("config: {}", w));
         LOG.info("config loaded from {}", store.file() == null ? "built-in defaults" : store.file());
         if (!config.admin().enabled()) {

@@ -35,7 +35,7 @@ final class ApiKeysBinder {
         int inline = entries.size();
         Path file = null;
         ConfigNode fileNode = n.get("api_keys_file");
-        String fileText = fileNode.asStringOrNull();
+        String fileText = fileNode.asPathString();
         if (fileText != null && !fileText.isBlank()) {
             file = resolve(fileNode, fileText.trim(), ctx.baseDir);
             if (file != null) {

@@ -164,7 +164,7 @@ public final class ConfigLoader {
     public static final class Builder {
         private Map<String, String> environment = Map.of();
         private ConfigOverrides overrides = ConfigOverrides.none();
-        private ConfigSearchPath searchPath = ConfigSearchPath.standard();
+        private ConfigSearchPath searchPath = ConfigSearchPath.standard(Map.of());
         private final List<DynamoSection<?>> sections = new ArrayList<>();
         private Clock clock = Clock.systemUTC();
 

@@ -81,6 +81,12 @@ public interface ConfigNode {
 
     @Nullable String asStringOrNull();
 
+    /**
+     * A file or directory path as text (null when missing/null): a leading {@code ~} or {@code ~/} is the
+     * home directory, {@code $HOME} of the load's environment ({@link HomeDirectory}).
+     */
+    @Nullable String asPathString();
+
     int asInt(int defaultValue);
 
     /** An integer in {@code min..max} (inclusive); outside reports {@code (expected: min..max)} or {@code >= min}. */

@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -20,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 public record ConfigSearchPath(Path workingDirectory, Path homeDirectory, Path systemDirectory) {
     public static final List<String> FILE_NAMES = List.of("config.yaml", "config.yml", "config.toml");
 
-    public static ConfigSearchPath standard() {
-        return new ConfigSearchPath(Path.of(System.getProperty("user.dir")), Path.of(System.getProperty("user.home")),
+    /** The process's directories; the home directory is {@code $HOME} when set ({@link HomeDirectory}). */
+    public static ConfigSearchPath standard(Map<String, String> environment) {
+        return new ConfigSearchPath(Path.of(System.getProperty("user.dir")), HomeDirectory.of(environment),
                 Path.of("/etc/continuum-router"));
     }
 
@@ -42,10 +44,14 @@ public record ConfigSearchPath(Path workingDirectory, Path homeDirectory, Path s
         return candidates().stream().filter(Files::isRegularFile).findFirst();
     }
 
-    /** {@code explicit} (resolved against the working directory) when given, else the first candidate found. */
+    /**
+     * {@code explicit} (a leading {@code ~} is the home directory, a relative path resolves against the
+     * working directory) when given, else the first candidate found.
+     */
     public Optional<Path> locate(@Nullable Path explicit) {
         if (explicit != null) {
-            return Optional.of(workingDirectory.resolve(explicit).normalize());
+            Path expanded = Path.of(HomeDirectory.expand(explicit.toString(), homeDirectory));
+            return Optional.of(workingDirectory.resolve(expanded).normalize());
         }
         return find();
     }

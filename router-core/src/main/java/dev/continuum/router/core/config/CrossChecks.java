@@ -16,6 +16,7 @@ final class CrossChecks {
         backendReferences(config, ctx);
         backends(config, ctx);
         disaggregated(config, ctx);
+        PlaceholderSecrets.check(config, problems);
         RateLimitingConfig rl = config.rateLimiting();
         if (rl.enabled() && rl.perClient() == null && rl.perBackend() == null && rl.perApiKey() == null
                 && rl.global() == null) {

@@ -107,4 +107,21 @@ class SearchPathTest {
         assertThat(r.orThrow()).isEqualTo(RouterConfig.defaults());
         assertThat(TestConfigs.warningLines(r)).first().asString().startsWith("<root>: no config file found (searched [");
     }
+
+    @Test
+    void theUserDirectoryIsHomeFromTheEnvironmentAndTildeIsHomeInTheConfigFileAndInPaths() throws IOException {
+        assertThat(ConfigSearchPath.standard(Map.of("HOME", home.toString())).homeDirectory()).isEqualTo(home);
+        Files.writeString(home.resolve("keys.yaml"), "- {key: k-1, id: one}\n");
+        Files.writeString(home.resolve("router.yaml"), TestConfigs.ONE_BACKEND
+                + "api_keys: {api_keys_file: \"~/keys.yaml\"}\n");
+
+        LoadResult r = ConfigLoader.builder().environment(Map.of("HOME", home.toString()))
+                .overrides(ConfigOverrides.none().withConfigFile(Path.of("~/router.yaml")))
+                .searchPath(ConfigSearchPath.standard(Map.of("HOME", home.toString()))).build().load();
+
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.source()).isEqualTo(home.resolve("router.yaml"));
+        assertThat(r.orThrow().apiKeys().apiKeysFile()).isEqualTo(home.resolve("keys.yaml"));
+        assertThat(HomeDirectory.expand("~other/x", home)).isEqualTo("~other/x");
+    }
 }

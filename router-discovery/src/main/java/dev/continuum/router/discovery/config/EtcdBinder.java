@@ -97,7 +97,7 @@ final class EtcdBinder {
     }
 
     private static @Nullable Path path(ConfigNode node) {
-        String text = node.asStringOrNull();
+        String text = node.asPathString();
         if (text == null) {
             return null;
         }

@@ -14,7 +14,7 @@ final class FileStoreBinder {
     static FileStoreConfig bind(ConfigNode file, FileStoreConfig defaults) {
         ConfigNode rootNode = file.get("root");
         Path root = defaults.root();
-        String rootText = rootNode.asStringOrNull();
+        String rootText = rootNode.asPathString();
         if (rootText != null) {
             try {
                 if (rootText.isEmpty()) {

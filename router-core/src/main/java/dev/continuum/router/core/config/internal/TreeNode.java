@@ -1,6 +1,7 @@
 package dev.continuum.router.core.config.internal;
 
 import dev.continuum.router.core.config.ConfigNode;
+import dev.continuum.router.core.config.HomeDirectory;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.Secret;
 import java.util.ArrayList;
@@ -239,6 +240,12 @@ public final class TreeNode extends TypedScalarNode {
             return null;
         }
         return scalar();
+    }
+
+    @Override
+    public @Nullable String asPathString() {
+        String t = textFor("a path");
+        return t == null ? null : HomeDirectory.expand(t, HomeDirectory.of(ctx.env()));
     }
 
     @Override

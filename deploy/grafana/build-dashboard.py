@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Writes continuum-router.json, the Grafana dashboard of every metric family the router exports.
+
+Edit the panels here and rerun (python3 deploy/grafana/build-dashboard.py); router-app's DashboardTest
+checks the JSON against a running router's /metrics: every metric a panel queries exists, and every
+family the router exports (JVM binders aside) is on some panel.
+"""
+import json
+import os
+
+SEL = '{job=~"$job", instance=~"$instance"}'
+
+
+def sel(extra=""):
+    return '{job=~"$job", instance=~"$instance"%s}' % ("" if not extra else ", " + extra)
+
+
+panels = []
+_next_id = [1]
+_y = [0]
+
+
+def row(title):
+    panels.append({"type": "row", "title": title, "collapsed": False, "id": _next_id[0],
+                   "gridPos": {"h": 1, "w": 24, "x": 0, "y": _y[0]}, "panels": []})
+    _next_id[0] += 1
+    _y[0] += 1
+    _x[0] = 0
+
+
+_x = [0]
+
+
+def panel(title, targets, unit="short", kind="timeseries", width=8, description=""):
+    if _x[0] + width > 24:
+        _x[0] = 0
+        _y[0] += 8
+    p = {"type": kind, "title": title, "id": _next_id[0], "datasource": {"type": "prometheus", "uid": "${datasource}"},
+         "gridPos": {"h": 8, "w": width, "x": _x[0], "y": _y[0]},
+         "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+         "options": {"legend": {"displayMode": "list", "placement": "bottom"}},
+         "targets": [{"refId": chr(ord("A") + i), "expr": expr, "legendFormat": legend,
+                      "datasource": {"type": "prometheus", "uid": "${datasource}"}}
+                     for i, (expr, legend) in enumerate(targets)]}
+    if description:
+        p["description"] = description
+    panels.append(p)
+    _next_id[0] += 1
+    _x[0] += width
+    if _x[0] >= 24:
+        _x[0] = 0
+        _y[0] += 8
+
+
+def end_row():
+    if _x[0] > 0:
+        _x[0] = 0
+        _y[0] += 8
+
+
+def quantiles(metric, by, legend):
+    return [("histogram_quantile(%s, sum by (le, %s) (rate(%s_bucket%s[$__rate_interval])))" % (q, by, metric, SEL),
+             "p%s %s" % (q[2:] if q != "0.5" else "50", legend)) for q in ("0.5", "0.99")]
+
+
+row("Requests")
+panel("Requests by endpoint and status",
+      [("sum by (endpoint, status) (rate(http_requests_total%s[$__rate_interval]))" % SEL, "{{endpoint}} {{status}}")],
+      "reqps")
+panel("Request latency (received to response end)",
+      quantiles("http_request_duration_seconds", "endpoint", "{{endpoint}}")
+      + [("max by (endpoint) (http_request_duration_seconds_max%s)" % SEL, "max {{endpoint}}")], "s")
+panel("Error ratio (5xx)",
+      [("sum(rate(http_requests_total%s[$__rate_interval])) / sum(rate(http_requests_total%s[$__rate_interval]))"
+        % (sel('status=~"5.."'), SEL), "5xx share")], "percentunit")
+end_row()
+
+row("Backends and breakers")
+panel("Upstream attempts by backend and status class",
+      [("sum by (backend, status_class) (rate(continuum_backend_requests_total%s[$__rate_interval]))" % SEL,
+        "{{backend}} {{status_class}}")], "reqps")
+panel("Upstream latency (attempt to response head)",
+      quantiles("continuum_backend_request_duration_seconds", "backend", "{{backend}}")
+      + [("max by (backend) (continuum_backend_request_duration_seconds_max%s)" % SEL, "max {{backend}}")], "s")
+panel("Healthy backends (1 routable, 0 down or warming up)",
+      [("min by (backend) (continuum_backend_healthy%s)" % SEL, "{{backend}}")], "short", "state-timeline")
+panel("Circuit breaker state (0 closed, 1 half open, 2 open)",
+      [("max by (backend) (continuum_backend_circuit_state%s)" % SEL, "{{backend}}")], "short", "state-timeline")
+panel("Retries by backend and reason",
+      [("sum by (backend, reason) (rate(continuum_retries_total%s[$__rate_interval]))" % SEL, "{{backend}} {{reason}}")],
+      "reqps")
+panel("Rate limited (429) by tier and stream aborts by side",
+      [("sum by (tier) (rate(continuum_rate_limited_total%s[$__rate_interval]))" % SEL, "429 {{tier}}"),
+       ("sum by (side) (rate(continuum_stream_aborts_total%s[$__rate_interval]))" % SEL, "abort {{side}}")], "reqps")
+end_row()
+
+row("Ingress")
+panel("Client connections (against server.max_connections)",
+      [("sum(continuum_ingress_connections%s)" % SEL, "connections")], "short")
+panel("Buffered request body bytes",
+      [("sum(continuum_ingress_buffered_request_bytes%s)" % SEL, "buffered")], "bytes")
+panel("Refused before routing, by reason",
+      [("sum by (reason) (rate(continuum_ingress_rejected_total%s[$__rate_interval]))" % SEL, "{{reason}}"),
+       ("sum(rate(continuum_ingress_out_of_memory_total%s[$__rate_interval]))" % SEL, "out of memory")], "reqps")
+end_row()
+
+row("Dynamo discovery")
+panel("Workers by namespace and role",
+      [("sum by (namespace, role) (continuum_dynamo_discovery_workers%s)" % SEL, "{{namespace}} {{role}}")])
+panel("Discovery connected (1) and registry generation",
+      [("min(continuum_dynamo_discovery_connected%s)" % SEL, "connected"),
+       ("max(continuum_dynamo_registry_generation%s)" % SEL, "generation")])
+panel("Discovery events by kind",
+      [("sum by (kind) (rate(continuum_dynamo_discovery_events_total%s[$__rate_interval]))" % SEL, "{{kind}}")],
+      "ops")
+end_row()
+
+row("Dynamo load signals")
+panel("kv_metrics subscriptions by state",
+      [("sum by (state, transport) (continuum_dynamo_load_subscriptions%s)" % SEL, "{{state}} {{transport}}")])
+panel("kv_metrics messages by result",
+      [("sum by (result) (rate(continuum_dynamo_load_events_total%s[$__rate_interval]))" % SEL, "{{result}}")], "ops")
+panel("Active decode blocks per worker rank",
+      [("max by (namespace, worker, dp_rank) (continuum_dynamo_load_active_decode_blocks%s)" % SEL,
+        "{{worker}}/{{dp_rank}}")])
+panel("Active prefill tokens per worker rank",
+      [("max by (namespace, worker, dp_rank) (continuum_dynamo_load_active_prefill_tokens%s)" % SEL,
+        "{{worker}}/{{dp_rank}}")])
+panel("KV blocks used per worker rank",
+      [("max by (namespace, worker, dp_rank) (continuum_dynamo_load_kv_used_blocks%s)" % SEL,
+        "{{worker}}/{{dp_rank}}")])
+end_row()
+
+row("Dynamo selection and disaggregated serving")
+panel("Selections by role and reason",
+      [("sum by (role, reason) (rate(continuum_dynamo_selection_total%s[$__rate_interval]))" % SEL,
+        "{{role}} {{reason}}")], "ops",
+      description="load: chosen by a fresh load sample; round_robin_*: no usable signal; no_prefill_pool: no "
+                  "prefill pin was needed or possible.")
+panel("Chat completions by routing path",
+      [("sum by (routing_path) (rate(disaggregated_requests_total%s[$__rate_interval]))" % SEL, "{{routing_path}}")],
+      "reqps")
+panel("Shim path failures by phase",
+      [("sum by (phase) (rate(disaggregated_errors_total%s[$__rate_interval]))" % SEL, "{{phase}}")], "reqps")
+end_row()
+
+row("Configuration and process")
+panel("Config reloads by result",
+      [("sum by (result) (increase(continuum_config_reloads_total%s[$__rate_interval]))" % SEL, "{{result}}")])
+panel("JVM memory used by area",
+      [("sum by (area) (jvm_memory_used_bytes%s)" % SEL, "{{area}}"),
+       ("sum(jvm_memory_max_bytes%s)" % sel('area="heap"'), "heap max")], "bytes")
+panel("GC pause time",
+      [("sum by (gc) (rate(jvm_gc_pause_seconds_sum%s[$__rate_interval]))" % SEL, "{{gc}}")], "s")
+panel("Threads",
+      [("sum(jvm_threads_live_threads%s)" % SEL, "live"), ("sum(jvm_threads_peak_threads%s)" % SEL, "peak")])
+panel("CPU (process and system)",
+      [("max(process_cpu_usage%s)" % SEL, "process"), ("max(system_cpu_usage%s)" % SEL, "system")], "percentunit")
+panel("Uptime", [("max(process_uptime_seconds%s)" % SEL, "uptime")], "s", "stat")
+end_row()
+
+dashboard = {
+    "title": "Continuum Router",
+    "uid": "continuum-router",
+    "description": "Continuum Router: requests, backends and breakers, ingress guards, Dynamo discovery, "
+                   "kv_metrics load signals, worker selection, disaggregated serving, config and JVM. "
+                   "Metric reference: docs/metrics.md.",
+    "tags": ["continuum-router", "dynamo", "llm"],
+    "schemaVersion": 39,
+    "version": 1,
+    "editable": True,
+    "refresh": "30s",
+    "time": {"from": "now-1h", "to": "now"},
+    "timezone": "",
+    "templating": {"list": [
+        {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus",
+         "current": {}, "hide": 0},
+        {"type": "query", "name": "job", "label": "Job", "datasource": {"type": "prometheus", "uid": "${datasource}"},
+         "query": {"query": "label_values(http_requests_total, job)", "refId": "job"},
+         "definition": "label_values(http_requests_total, job)", "includeAll": True, "multi": True,
+         "allValue": ".*", "current": {}, "refresh": 2, "hide": 0},
+        {"type": "query", "name": "instance", "label": "Instance",
+         "datasource": {"type": "prometheus", "uid": "${datasource}"},
+         "query": {"query": "label_values(http_requests_total{job=~\"$job\"}, instance)", "refId": "instance"},
+         "definition": "label_values(http_requests_total{job=~\"$job\"}, instance)", "includeAll": True,
+         "multi": True, "allValue": ".*", "current": {}, "refresh": 2, "hide": 0},
+    ]},
+    "annotations": {"list": []},
+    "panels": panels,
+}
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "continuum-router.json")
+with open(out, "w", encoding="utf-8") as f:
+    json.dump(dashboard, f, indent=2)
+    f.write("\n")
