@@ -25,10 +25,24 @@ public record RouterConfig(
         LoggingConfig logging,
         MetricsConfig metrics,
         DynamoConfig dynamo,
+        TimeoutsConfig timeouts,
+        FallbackConfig fallback,
+        ConsistentHashConfig consistentHash,
         @JsonIgnore @Nullable Path source) {
 
     public RouterConfig {
         backends = List.copyOf(backends);
+    }
+
+    /** The sections every build had, with {@code timeouts}, {@code fallback} and {@code consistent_hash} at their defaults. */
+    public RouterConfig(ServerConfig server, List<BackendConfig> backends, SelectionStrategy selectionStrategy,
+                        HealthCheckConfig healthChecks, CircuitBreakerConfig circuitBreaker, RetryConfig retry,
+                        RateLimitingConfig rateLimiting, ApiKeysConfig apiKeys, AdminConfig admin,
+                        DisaggregatedServingConfig disaggregatedServing, LoggingConfig logging, MetricsConfig metrics,
+                        DynamoConfig dynamo, @Nullable Path source) {
+        this(server, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting, apiKeys, admin,
+                disaggregatedServing, logging, metrics, dynamo, TimeoutsConfig.defaults(), FallbackConfig.defaults(),
+                ConsistentHashConfig.defaults(), source);
     }
 
     /** Every section at its default and no backend: what an empty YAML document yields. */
@@ -46,11 +60,11 @@ public record RouterConfig(
 
     public RouterConfig withServer(ServerConfig s) {
         return new RouterConfig(s, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
     }
 
     public RouterConfig withBackends(List<BackendConfig> b) {
         return new RouterConfig(server, b, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
     }
 }

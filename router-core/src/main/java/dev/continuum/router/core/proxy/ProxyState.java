@@ -34,7 +34,7 @@ final class ProxyState {
             }
         }
         this.clientFacing = List.copyOf(facing);
-        this.selector = BackendSelector.of(config.selectionStrategy(), backends.size());
+        this.selector = BackendSelector.of(config.selectionStrategy(), this.backends, config.consistentHash());
         this.auth = auth;
         this.limits = limits;
         this.retryBudget = retryBudget;
