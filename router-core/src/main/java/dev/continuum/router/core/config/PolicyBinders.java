@@ -86,7 +86,9 @@ final class PolicyBinders {
         }
         var base = (baseNode.isPresent() ? baseNode : legacyNode).asDuration(d.baseDelay(), Duration.ZERO, MAX_DELAY);
         ConfigNode maxNode = n.get("max_delay");
-        var max = maxNode.asDuration(d.maxDelay(), Duration.ZERO, MAX_DELAY);
+        // Unwritten, the cap never undercuts a longer base_delay.
+        var max = maxNode.isPresent() ? maxNode.asDuration(d.maxDelay(), Duration.ZERO, MAX_DELAY)
+                : base.compareTo(d.maxDelay()) > 0 ? base : d.maxDelay();
         if (max.compareTo(base) < 0) {
             maxNode.invalid(">= retry.base_delay (" + Units.formatDuration(base) + ")");
             max = base;

@@ -338,11 +338,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         boolean streaming = (p != null && p.stream())
                 || ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
         afterHead(a, streaming);
-        String fm = fallbackModel;
-        if (fm != null) {
-            head.headers().set(ModelFallback.X_FALLBACK_MODEL, fm);
-        }
         ResponseRelay r = new ResponseRelay(service, client, converter);
+        r.fallbackModel(fallbackModel);
         relay = r;
         r.commit(head, code, g, a.backend, request.headers().contains(PlanGuard.X_BACKEND));
     }
