@@ -42,8 +42,6 @@ class ConfigHistoryEndpointsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String AUTH = "Bearer t0ken-xyz";
 
-    @TempDir
-    Path dir;
     private Path file;
     private ConfigStore store;
     private HttpServer server;
@@ -61,7 +59,7 @@ class ConfigHistoryEndpointsTest {
     }
 
     @BeforeAll
-    void start() throws IOException {
+    void start(@TempDir Path dir) throws IOException {
         file = dir.resolve("config.yaml");
         Files.writeString(file, doc(8000, ""));
         ConfigLoader loader = ConfigLoader.builder().environment(Map.of())
@@ -81,8 +79,12 @@ class ConfigHistoryEndpointsTest {
 
     @AfterAll
     void stop() {
-        server.stop().join();
-        blocking.shutdownNow();
+        if (server != null) {
+            server.stop().join();
+        }
+        if (blocking != null) {
+            blocking.shutdownNow();
+        }
     }
 
     private HttpResponse<String> call(String method, String path, String body, String auth) throws Exception {

@@ -172,14 +172,16 @@ final class DropInBinders {
         return new ArrayList<>(out);
     }
 
-    static ConsistentHashConfig consistentHash(ConfigNode n, SelectionStrategy strategy) {
+    /** Null unless the strategy is {@code ConsistentHash}: the section is read (and checked) either way. */
+    static @Nullable ConsistentHashConfig consistentHash(ConfigNode n, SelectionStrategy strategy) {
         ConsistentHashConfig d = ConsistentHashConfig.defaults();
+        boolean used = strategy == SelectionStrategy.CONSISTENT_HASH;
         if (!n.isPresent()) {
-            return d;
+            return used ? d : null;
         }
         if (n.kind() != ConfigNode.Kind.MAP) {
             n.invalid("a map with key, header, load_factor and virtual_nodes");
-            return d;
+            return used ? d : null;
         }
         ConsistentHashConfig.Key key = n.get("key").asChoice(d.key(), s -> switch (s.trim()) {
             case "header" -> ConsistentHashConfig.Key.HEADER;
@@ -207,8 +209,9 @@ final class DropInBinders {
             factor = d.loadFactor();
         }
         int vnodes = n.get("virtual_nodes").asInt(d.virtualNodes(), 1, 1000);
-        if (strategy != SelectionStrategy.CONSISTENT_HASH) {
+        if (!used) {
             n.noEffect("applies only with selection_strategy: ConsistentHash; ignored");
+            return null;
         }
         return new ConsistentHashConfig(key, header, factor, vnodes);
     }

@@ -9,6 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The whole validated configuration. Immutable: a reload builds a new one and swaps it in.
  *
+ * @param consistentHash the {@code ConsistentHash} settings; null (and left out of the readback) with another strategy
  * @param source the file it was read from, or null for built-in defaults / an in-memory document
  */
 public record RouterConfig(
@@ -27,7 +28,7 @@ public record RouterConfig(
         DynamoConfig dynamo,
         TimeoutsConfig timeouts,
         FallbackConfig fallback,
-        ConsistentHashConfig consistentHash,
+        @Nullable ConsistentHashConfig consistentHash,
         @JsonIgnore @Nullable Path source) {
 
     public RouterConfig {
@@ -42,7 +43,7 @@ public record RouterConfig(
                         DynamoConfig dynamo, @Nullable Path source) {
         this(server, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting, apiKeys, admin,
                 disaggregatedServing, logging, metrics, dynamo, TimeoutsConfig.defaults(), FallbackConfig.defaults(),
-                ConsistentHashConfig.defaults(), source);
+                null, source);
     }
 
     /** Every section at its default and no backend: what an empty YAML document yields. */

@@ -48,7 +48,7 @@ final class RouterConfigBinder {
         DynamoConfig dynamo = DynamoBinder.bind(root.get("dynamo"), ctx);
         TimeoutsConfig timeouts = DropInBinders.timeouts(root.get("timeouts"));
         FallbackConfig fallback = DropInBinders.fallback(root.get("fallback"));
-        ConsistentHashConfig consistentHash = DropInBinders.consistentHash(root.get("consistent_hash"), strategy);
+        @Nullable ConsistentHashConfig consistentHash = DropInBinders.consistentHash(root.get("consistent_hash"), strategy);
         RouterConfig config = new RouterConfig(server, backends, strategy, health, breaker, retry, rateLimiting,
                 apiKeys, admin, disaggregated, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
         CrossChecks.run(config, ctx);

@@ -134,8 +134,9 @@ final class Admission {
     }
 
     private static boolean hashesFirstUserMessage(ProxyState state) {
+        ConsistentHashConfig ch = state.config.consistentHash();
         return state.config.selectionStrategy() == SelectionStrategy.CONSISTENT_HASH
-                && state.config.consistentHash().key() == ConsistentHashConfig.Key.FIRST_USER_MESSAGE;
+                && (ch == null || ch.key() == ConsistentHashConfig.Key.FIRST_USER_MESSAGE);
     }
 
     /** {@code fallback} has a chain for {@code model} and {@code model_not_found} is one of its triggers. */

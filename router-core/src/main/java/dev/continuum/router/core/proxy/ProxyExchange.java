@@ -163,8 +163,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             return 0;
         }
         ConsistentHashConfig ch = state.config.consistentHash();
-        String header = ch.header();
-        return ch.key() == ConsistentHashConfig.Key.HEADER && header != null
+        String header = ch == null ? null : ch.header();
+        return ch != null && ch.key() == ConsistentHashConfig.Key.HEADER && header != null
                 ? AffinityKeys.ofHeader(request.headers(), header) : p.firstUserMessageKey();
     }
 
