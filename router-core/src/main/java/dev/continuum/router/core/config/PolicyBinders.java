@@ -93,8 +93,10 @@ final class PolicyBinders {
             maxNode.invalid(">= retry.base_delay (" + Units.formatDuration(base) + ")");
             max = base;
         }
-        boolean exponential = n.get("exponential_backoff").asBool(d.exponentialBackoff());
-        boolean jitter = n.get("jitter").asBool(d.jitter());
+        // The older key meant one fixed wait: written alone, it keeps meaning that.
+        boolean legacy = legacyNode.isPresent() && !baseNode.isPresent();
+        boolean exponential = n.get("exponential_backoff").asBool(!legacy && d.exponentialBackoff());
+        boolean jitter = n.get("jitter").asBool(!legacy && d.jitter());
         return new RetryConfig(enabled, maxAttempts, ratio, minPerSecond, base, max, exponential, jitter);
     }
 

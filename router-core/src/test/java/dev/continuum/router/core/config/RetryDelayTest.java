@@ -38,7 +38,9 @@ class RetryDelayTest {
 
     @Test
     void backoffIsTheOlderNameOfBaseDelayAndZeroRetriesAtOnce() {
-        assertThat(retry("retry: {backoff: 2s}").baseDelay()).isEqualTo(Duration.ofSeconds(2));
+        RetryConfig legacy = retry("retry: {backoff: 2s}");
+        assertThat(legacy.baseDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(legacy.delayNanos(3, 0.1)).as("still one fixed wait").isEqualTo(2_000 * MS);
         assertThat(retry("retry: {}").delayNanos(3, 0.7)).isZero();
     }
 }
