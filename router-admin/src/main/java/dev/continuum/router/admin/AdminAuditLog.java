@@ -24,6 +24,24 @@ public final class AdminAuditLog {
                 LogSafe.escape(method), sanitize(LogSafe.escape(path)), principal, outcome, status, peer);
     }
 
+    /**
+     * What an admin call changed or checked, beside its {@code admin_call} line: {@code action} is a fixed word
+     * ({@code rollback}, {@code validate}, {@code export}), {@code detail} is escaped and bounded here.
+     */
+    public static void action(String principal, String action, String detail) {
+        AUDIT.info("admin_config principal={} action={} {}", principal, action, sanitizeDetail(LogSafe.escape(detail)));
+    }
+
+    /** Like {@link #sanitize} but keeps spaces ({@code key=value} pairs), still one bounded line. */
+    static String sanitizeDetail(String detail) {
+        StringBuilder out = new StringBuilder(Math.min(detail.length(), 512));
+        for (int i = 0; i < detail.length() && out.length() < 512; i++) {
+            char c = detail.charAt(i);
+            out.append(c < 0x20 || c == 0x7f ? '_' : c);
+        }
+        return out.toString();
+    }
+
     /** Paths come from clients: keep the line one line and bounded. */
     static String sanitize(String path) {
         StringBuilder out = new StringBuilder(Math.min(path.length(), 256));

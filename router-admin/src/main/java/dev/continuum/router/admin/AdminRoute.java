@@ -21,9 +21,11 @@ public final class AdminRoute implements LocalRoute {
 
     private final AdminAuthenticator authenticator;
     private final Map<String, AdminEndpoint> endpoints;
+    /** Endpoints under a path prefix ({@code /admin/config/versions/}), the rest of the path being an argument. */
+    private final Map<String, AdminEndpoint> prefixes;
 
-    /** One admin endpoint: a method and an exact path, answering with a JSON tree. */
-    public record AdminEndpoint(HttpMethod method, Handler handler) {
+    /** One admin endpoint: a method and a path, answering with a JSON tree. */
+    public record AdminEndpoint(HttpMethod method, PrincipalHandler handler) {
     }
 
     /** Answers one authenticated admin call. */
@@ -32,9 +34,17 @@ public final class AdminRoute implements LocalRoute {
         LocalResponse handle(LocalRequest request) throws Exception;
     }
 
-    private AdminRoute(AdminAuthenticator authenticator, Map<String, AdminEndpoint> endpoints) {
+    /** Answers one authenticated admin call knowing who made it (for an audit line of what it changed). */
+    @FunctionalInterface
+    public interface PrincipalHandler {
+        LocalResponse handle(LocalRequest request, String principal) throws Exception;
+    }
+
+    private AdminRoute(AdminAuthenticator authenticator, Map<String, AdminEndpoint> endpoints,
+                       Map<String, AdminEndpoint> prefixes) {
         this.authenticator = authenticator;
         this.endpoints = Map.copyOf(endpoints);
+        this.prefixes = Map.copyOf(prefixes);
     }
 
     /** The config endpoints every build has; later modules add theirs with {@link Builder#endpoint}. */
@@ -54,18 +64,33 @@ public final class AdminRoute implements LocalRoute {
     public static final class Builder {
         private final AdminAuthenticator authenticator;
         private final Map<String, AdminEndpoint> endpoints = new LinkedHashMap<>();
+        private final Map<String, AdminEndpoint> prefixes = new LinkedHashMap<>();
 
         private Builder(AdminAuthenticator authenticator) {
             this.authenticator = authenticator;
         }
 
         public Builder endpoint(String path, HttpMethod method, Handler handler) {
+            endpoints.put(path, new AdminEndpoint(method, (request, principal) -> handler.handle(request)));
+            return this;
+        }
+
+        public Builder endpoint(String path, HttpMethod method, PrincipalHandler handler) {
             endpoints.put(path, new AdminEndpoint(method, handler));
             return this;
         }
 
+        /** Every path under {@code prefix} (which ends with {@code /}); exact paths are matched first. */
+        public Builder prefix(String prefix, HttpMethod method, PrincipalHandler handler) {
+            if (!prefix.endsWith("/")) {
+                throw new IllegalArgumentException("prefix: " + prefix + " (expected: a path ending with /)");
+            }
+            prefixes.put(prefix, new AdminEndpoint(method, handler));
+            return this;
+        }
+
         public AdminRoute build() {
-            return new AdminRoute(authenticator, endpoints);
+            return new AdminRoute(authenticator, endpoints, prefixes);
         }
     }
 
@@ -82,7 +107,7 @@ public final class AdminRoute implements LocalRoute {
                     "The admin API is disabled: configure admin.auth to enable it");
             case UNAUTHORIZED -> error(401, "authentication_error", "invalid_admin_credentials",
                     "Missing or invalid admin credentials").withHeader("WWW-Authenticate", challenge(decision));
-            case ALLOWED -> dispatch(request);
+            case ALLOWED -> dispatch(request, decision.principal());
         };
         String outcome = switch (decision.verdict()) {
             case DISABLED -> "disabled";
@@ -94,8 +119,16 @@ public final class AdminRoute implements LocalRoute {
         return CompletableFuture.completedFuture(response);
     }
 
-    private LocalResponse dispatch(LocalRequest request) {
+    private LocalResponse dispatch(LocalRequest request, String principal) {
         AdminEndpoint endpoint = endpoints.get(request.path());
+        if (endpoint == null) {
+            for (Map.Entry<String, AdminEndpoint> e : prefixes.entrySet()) {
+                if (request.path().startsWith(e.getKey()) && request.path().length() > e.getKey().length()) {
+                    endpoint = e.getValue();
+                    break;
+                }
+            }
+        }
         if (endpoint == null) {
             return error(404, "not_found_error", "not_found", "No admin endpoint at this path");
         }
@@ -105,7 +138,7 @@ public final class AdminRoute implements LocalRoute {
                     .withHeader("Allow", endpoint.method().name());
         }
         try {
-            return endpoint.handler().handle(request);
+            return endpoint.handler().handle(request, principal);
         } catch (Exception e) {
             org.slf4j.LoggerFactory.getLogger(AdminRoute.class).warn("admin endpoint {} failed",
                     dev.continuum.router.core.logging.LogSafe.escape(request.path()), e);

@@ -10,14 +10,14 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
- * continuum-router config validate [FILE | --config FILE]
+ * continuum-router config validate [--strict] [FILE | --config FILE]
  * continuum-router config show [FILE | --config FILE]
  * continuum-router --generate-config | --version | --help
  * </pre>
  * {@code --config=FILE} and {@code -c FILE} are accepted too.
  */
 record CommandLine(Command command, @Nullable Path configFile, List<String> bindAddresses,
-                   @Nullable String logLevel) {
+                   @Nullable String logLevel, boolean strict) {
 
     enum Command {
         SERVE,
@@ -35,7 +35,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
               continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
                                                 a simulated Dynamo fleet (2 prefill + 2 decode workers) and the
                                                 router in front of it on 127.0.0.1:8080, on an embedded config
-              continuum-router config validate [FILE]   exit 0 when valid (warnings printed), 1 with every error
+              continuum-router config validate [--strict] [FILE]
+                                                exit 0 when valid (warnings printed), 1 with every error;
+                                                --strict: settings that have no effect are errors too
               continuum-router config show [FILE]       the effective config as YAML, secrets masked
               continuum-router --generate-config        an annotated sample config on stdout
               continuum-router --version | --help
@@ -64,6 +66,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         Path config = null;
         List<String> binds = new ArrayList<>();
         String logLevel = null;
+        boolean strict = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String inlineValue = null;
@@ -89,10 +92,15 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                         default -> throw new UsageException(
                                 "config " + sub + ": unknown subcommand (expected: validate or show)");
                     });
+                    if (i + 1 < args.length && args[i + 1].equals("--strict")) {
+                        strict = true;
+                        i++;
+                    }
                     if (i + 1 < args.length && !args[i + 1].startsWith("-")) {
                         config = Path.of(args[++i]);
                     }
                 }
+                case "--strict" -> strict = true;
                 case "-c", "--config" -> {
                     config = Path.of(inlineValue != null ? inlineValue : next(arg, args, i));
                     i += inlineValue != null ? 0 : 1;
@@ -112,10 +120,14 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                 throw new UsageException(arg + ": takes no value");
             }
         }
+        if (strict && command != Command.CONFIG_VALIDATE) {
+            throw new UsageException("--strict: only with config validate (use server.strict_config in the file)");
+        }
         if (command == Command.DEMO && config != null) {
             throw new UsageException("demo: --config is not accepted (the demo runs on its embedded config)");
         }
-        return new CommandLine(command == null ? Command.SERVE : command, config, List.copyOf(binds), logLevel);
+        return new CommandLine(command == null ? Command.SERVE : command, config, List.copyOf(binds), logLevel,
+                strict);
     }
 
     private static Command only(@Nullable Command current, Command next) throws UsageException {

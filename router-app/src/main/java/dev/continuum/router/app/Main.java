@@ -89,6 +89,7 @@ public final class Main {
                 .overrides(overrides)
                 .searchPath(ConfigSearchPath.standard(env))
                 .dynamoSections(sections.all())
+                .strict(cli.strict())
                 .build();
     }
 

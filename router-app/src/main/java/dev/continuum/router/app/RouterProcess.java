@@ -2,6 +2,7 @@ package dev.continuum.router.app;
 
 import dev.continuum.router.admin.AdminAuthenticator;
 import dev.continuum.router.admin.AdminRoute;
+import dev.continuum.router.admin.ConfigHistoryEndpoints;
 import dev.continuum.router.admin.DynamoWorkersEndpoint;
 import dev.continuum.router.admin.HealthRoute;
 import dev.continuum.router.admin.MetricsRoute;
@@ -150,10 +151,10 @@ final class RouterProcess implements AutoCloseable {
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
-        AdminRoute admin = AdminRoute.builder(
+        AdminRoute admin = ConfigHistoryEndpoints.register(AdminRoute.builder(
                 new AdminAuthenticator(() -> store.current().admin()),
                 () -> store.renderer().tree(store.current()),
-                store::reload)
+                store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
                         new DynamoWorkersEndpoint(discovery.registry(), load))
                 .build();

@@ -39,6 +39,10 @@ class CommandLineTest {
     @Test
     void takesTheFileOfConfigSubcommandsPositionallyOrByFlag() throws Exception {
         assertThat(CommandLine.parse("config", "validate", "x.yaml").configFile()).isEqualTo(Path.of("x.yaml"));
+        assertThat(CommandLine.parse("config", "validate", "--strict", "x.yaml").strict()).isTrue();
+        assertThat(CommandLine.parse("config", "validate", "x.yaml").strict()).isFalse();
+        assertThatThrownBy(() -> CommandLine.parse("serve", "--strict")).isInstanceOf(CommandLine.UsageException.class)
+                .hasMessageStartingWith("--strict: only with config validate");
         CommandLine show = CommandLine.parse("config", "show", "-c", "y.yaml");
         assertThat(show.command()).isEqualTo(Command.CONFIG_SHOW);
         assertThat(show.configFile()).isEqualTo(Path.of("y.yaml"));

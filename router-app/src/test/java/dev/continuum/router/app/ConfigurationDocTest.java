@@ -33,7 +33,7 @@ class ConfigurationDocTest {
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`]+)`");
     private static final Pattern WORD = Pattern.compile("[a-z][a-z0-9_]*");
     /** Maps whose keys are the user's data (client model IDs), not config keys. */
-    private static final Set<String> FREE_FORM_MAPS = Set.of("dynamo.shim.model_map");
+    private static final Set<String> FREE_FORM_MAPS = Set.of("dynamo.shim.model_map", "fallback.fallback_chains");
 
     @Test
     void everyReadbackKeyIsDocumentedUnderItsSection() throws Exception {

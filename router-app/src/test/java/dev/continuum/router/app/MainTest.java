@@ -34,6 +34,20 @@ class MainTest {
     }
 
     @Test
+    void validateStrictRefusesSettingsWithoutEffect() throws Exception {
+        Path file = write("""
+                backends: [{name: a, url: "http://127.0.0.1:9"}]
+                tracing: {enabled: true}
+                """);
+        assertThat(run("config", "validate", file.toString())).isEqualTo(0);
+        out.reset();
+        err.reset();
+        assertThat(run("config", "validate", "--strict", file.toString())).isEqualTo(1);
+        assertThat(stderr()).contains("error: tracing: accepted for compatibility; has no effect in this build"
+                + " (refused: strict mode", "invalid (1 error(s)");
+    }
+
+    @Test
     void validateExitsOneAndPrintsEveryError() throws Exception {
         Path file = write("""
                 server:

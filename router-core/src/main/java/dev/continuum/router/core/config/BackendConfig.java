@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * @param enabled  disabled backends are kept in config but never chosen
  * @param internal internal backends are never chosen for a client's model and not listed in /v1/models;
  *                 only internal dispatch (for example the Dynamo shim path) sends to them
+ * @param healthCheck {@code health_check}: this backend's probe settings (the global {@code health_checks}
+ *                 with the keys written here replaced), or null to use the global ones
  */
 public record BackendConfig(
         String name,
@@ -28,10 +30,22 @@ public record BackendConfig(
         @Nullable Secret apiKey,
         @Nullable Duration timeout,
         boolean enabled,
-        boolean internal) {
+        boolean internal,
+        @Nullable HealthCheckConfig healthCheck) {
 
     public BackendConfig {
         models = List.copyOf(models);
+    }
+
+    /** A backend probed with the global {@code health_checks}. */
+    public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
+                         @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal) {
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, null);
+    }
+
+    /** The probe settings of this backend: its own {@code health_check}, else {@code global}. */
+    public HealthCheckConfig effectiveHealthCheck(HealthCheckConfig global) {
+        return healthCheck != null ? healthCheck : global;
     }
 
     /** The backend serves {@code model} (a backend with no model list serves every model). */

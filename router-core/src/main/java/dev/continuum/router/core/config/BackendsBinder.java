@@ -25,7 +25,7 @@ final class BackendsBinder {
     private BackendsBinder() {
     }
 
-    static List<BackendConfig> bind(ConfigNode node, List<String> paths) {
+    static List<BackendConfig> bind(ConfigNode node, List<String> paths, HealthCheckConfig globalHealth) {
         if (node.kind() == ConfigNode.Kind.MAP || node.kind() == ConfigNode.Kind.SCALAR) {
             node.invalid("a list of backends");
             return List.of();
@@ -37,7 +37,7 @@ final class BackendsBinder {
                 entry.invalid("a map with name, type and url");
                 continue;
             }
-            BackendConfig backend = bindOne(entry);
+            BackendConfig backend = bindOne(entry, globalHealth);
             if (backend == null) {
                 continue;
             }
@@ -52,7 +52,7 @@ final class BackendsBinder {
     }
 
     /** Null only when the entry has no usable name (cross-checks then cannot refer to it anyway). */
-    private static @Nullable BackendConfig bindOne(ConfigNode n) {
+    private static @Nullable BackendConfig bindOne(ConfigNode n, HealthCheckConfig globalHealth) {
         ConfigNode nameNode = n.get("name");
         String name = nameNode.asStringOrNull();
         if (!nameNode.isPresent()) {
@@ -78,14 +78,16 @@ final class BackendsBinder {
         boolean enabled = n.get("enabled").asBool(true);
         boolean internal = n.get("internal").asBool(false);
         ConfigNode perBackendHealth = n.get("health_check");
-        if (perBackendHealth.isPresent()) {
-            perBackendHealth.markUsed();
-            perBackendHealth.warning(RouterConfigBinder.NO_EFFECT);
+        HealthCheckConfig health = null;
+        if (perBackendHealth.kind() == ConfigNode.Kind.MAP) {
+            health = PolicyBinders.healthChecks(perBackendHealth, globalHealth);
+        } else if (perBackendHealth.isPresent()) {
+            perBackendHealth.invalid("a map of health_checks keys for this backend");
         }
         if (name == null || name.isEmpty()) {
             return null;
         }
-        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal);
+        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, health);
     }
 
     private static BackendType type(ConfigNode node) {

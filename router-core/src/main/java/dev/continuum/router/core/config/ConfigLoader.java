@@ -39,6 +39,7 @@ public final class ConfigLoader {
     private final ConfigSearchPath searchPath;
     private final List<DynamoSection<?>> sections;
     private final Clock clock;
+    private final boolean strict;
 
     private ConfigLoader(Builder b) {
         this.environment = Map.copyOf(b.environment);
@@ -46,6 +47,7 @@ public final class ConfigLoader {
         this.searchPath = b.searchPath;
         this.sections = List.copyOf(b.sections);
         this.clock = b.clock;
+        this.strict = b.strict;
     }
 
     public static Builder builder() {
@@ -118,7 +120,12 @@ public final class ConfigLoader {
      * working directory of the search path.
      */
     public LoadResult loadString(String yaml) {
-        return loadDocument(yaml, null, searchPath.workingDirectory(), List.of(), "<config>");
+        return loadString(yaml, strict);
+    }
+
+    /** As {@link #loadString(String)}, in strict mode when {@code strictMode} (or the loader is strict). */
+    public LoadResult loadString(String yaml, boolean strictMode) {
+        return loadDocument(yaml, null, searchPath.workingDirectory(), List.of(), "<config>", strict || strictMode);
     }
 
     /** The file {@link #load()} would read, if any. */
@@ -142,7 +149,13 @@ public final class ConfigLoader {
     /** @param sourceName how locations name the document: a file name, {@code <config>} for text */
     private LoadResult loadDocument(String text, @Nullable Path source, Path baseDir, List<Problem> before,
                                     String sourceName) {
+        return loadDocument(text, source, baseDir, before, sourceName, strict);
+    }
+
+    private LoadResult loadDocument(String text, @Nullable Path source, Path baseDir, List<Problem> before,
+                                    String sourceName, boolean strictMode) {
         Problems problems = new Problems();
+        problems.strict(strictMode);
         before.forEach(p -> {
             if (p.severity() == Problem.Severity.ERROR) {
                 problems.error(p.path(), p.message());
@@ -167,8 +180,18 @@ public final class ConfigLoader {
         private ConfigSearchPath searchPath = ConfigSearchPath.standard(Map.of());
         private final List<DynamoSection<?>> sections = new ArrayList<>();
         private Clock clock = Clock.systemUTC();
+        private boolean strict;
 
         private Builder() {
+        }
+
+        /**
+         * Strict mode ({@code config validate --strict}): every setting that loads without effect is an error.
+         * A document can ask for it itself with {@code server.strict_config: true}.
+         */
+        public Builder strict(boolean on) {
+            this.strict = on;
+            return this;
         }
 
         /** The variables for {@code ${VAR}} and the env overrides; pass {@code System.getenv()} in main. */

@@ -131,6 +131,9 @@ public interface ConfigNode {
     /** Reports {@code path: message} as a warning. */
     void warning(String message);
 
+    /** This setting loads but has no effect: a warning, an error in strict mode ({@link Problems#noEffect}). */
+    void noEffect(String message);
+
     default String string(String key, String defaultValue) {
         return get(key).asString(defaultValue);
     }

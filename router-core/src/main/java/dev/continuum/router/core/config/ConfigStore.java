@@ -14,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -68,6 +69,7 @@ public final class ConfigStore extends StartStopSupport {
     private final Clock clock;
     private final @Nullable TaskScheduler scheduler;
     private volatile @Nullable FileWatchReloader watcher;
+    private final ConfigHistory history = new ConfigHistory();
 
     private ConfigStore(Builder b, LoadResult startup) {
         this.loader = b.loader;
@@ -83,6 +85,61 @@ public final class ConfigStore extends StartStopSupport {
                     .tag("result", o.label())
                     .register(b.registry));
         }
+        history.add(clock.instant(), "startup", current, startupDocument());
+    }
+
+    /**
+     * The bytes the startup config came from, for rolling back to it: read again, and kept only when they
+     * still load to the running config (the file may have changed since the load).
+     */
+    private @Nullable FileRead startupDocument() {
+        if (file == null) {
+            return null;
+        }
+        FileRead read = FileRead.of(file);
+        if (!read.ok()) {
+            return null;
+        }
+        LoadResult again = loader.load(file, read);
+        return again.ok() && current.equals(again.config()) ? read : null;
+    }
+
+    /** The applied versions (the running one is the newest). */
+    public ConfigHistory history() {
+        return history;
+    }
+
+    /**
+     * Validates {@code yaml} with this store's loader (environment, overrides, Dynamo sections) and applies
+     * nothing; {@code strict} turns settings without effect into errors.
+     */
+    public LoadResult validate(String yaml, boolean strict) {
+        return loader.loadString(yaml, strict);
+    }
+
+    /**
+     * Applies version {@code number} again through the reload path: its document is validated anew (against
+     * today's environment and {@code api_keys_file}) and, when valid and different, swapped in as a new version
+     * with trigger {@code rollback}. The file on disk is not changed, so the next file change or SIGHUP applies
+     * the file again. A version no longer kept, or without a document, is a {@code failure}.
+     */
+    public ReloadResult rollback(int number) {
+        String trigger = "rollback";
+        Optional<ConfigHistory.Version> v = history.version(number);
+        if (v.isEmpty()) {
+            return refuseVersion(trigger, number, "a version among the last " + ConfigHistory.MAX_VERSIONS + " applied");
+        }
+        FileRead document = v.get().document();
+        if (document == null || file == null) {
+            return refuseVersion(trigger, number, "a version loaded from a config file (this one has no document)");
+        }
+        return reload(trigger, document);
+    }
+
+    private ReloadResult refuseVersion(String trigger, int number, String expectation) {
+        Problem error = new Problem(Problem.Severity.ERROR, "", "version " + number + " (expected: " + expectation + ")");
+        log.error("config rollback to version {} refused: {}", number, error);
+        return finish(ReloadResult.Outcome.FAILURE, trigger, List.of(error), List.of(), ReloadPlan.empty());
     }
 
     public static Builder builder(ConfigLoader loader) {
@@ -151,10 +208,11 @@ public final class ConfigStore extends StartStopSupport {
 
     private ReloadResult reloadLocked(String trigger, @Nullable FileRead read) {
         LoadResult loaded;
+        FileRead bytes = null;
         if (file == null) {
             loaded = loader.load();
         } else {
-            FileRead bytes = read != null ? read : FileRead.of(file);
+            bytes = read != null ? read : FileRead.of(file);
             if (isEmptyDocument(bytes)) {
                 return refuse(trigger, "a config document; the file is empty, and an empty file is never"
                         + " applied on reload, since that is what a file caught between a truncate and a write looks like");
@@ -184,6 +242,7 @@ public final class ConfigStore extends StartStopSupport {
         // Counted before the swap, so whoever observes the new config also sees the count.
         ReloadResult result = finish(ReloadResult.Outcome.SUCCESS, trigger, List.of(), warnings, plan);
         current = effective;
+        history.add(result.at(), trigger, effective, bytes);
         log.info("config reloaded ({}): {}", trigger, plan.changes());
         for (ConfigListener listener : listeners) {
             try {

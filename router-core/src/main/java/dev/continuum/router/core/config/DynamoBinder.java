@@ -34,7 +34,7 @@ final class DynamoBinder {
                 }
                 ConfigNode unhandled = n.get(key);
                 unhandled.markUsed();
-                unhandled.warning(INACTIVE);
+                unhandled.noEffect(INACTIVE);
             }
         }
         return new DynamoConfig(enabled, sections);

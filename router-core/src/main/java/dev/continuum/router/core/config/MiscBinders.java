@@ -6,10 +6,8 @@ import org.jspecify.annotations.Nullable;
 
 /** Binds the small sections: {@code selection_strategy}, {@code disaggregated_serving}, {@code logging}, {@code metrics}. */
 final class MiscBinders {
-    static final String STRATEGIES = "one of RoundRobin, WeightedRoundRobin";
-    /** Strategies of the Rust router that this build accepts but serves as RoundRobin. */
-    static final List<String> UNIMPLEMENTED_STRATEGIES =
-            List.of("LeastLatency", "ConsistentHash", "Random", "LeastConnections");
+    static final String STRATEGIES =
+            "one of RoundRobin, WeightedRoundRobin, Random, LeastConnections, LeastLatency, ConsistentHash";
     static final String LEVELS = "one of trace, debug, info, warn, error";
     /** Paths the metrics endpoint must stay clear of, so it never shadows a route. */
     static final List<String> RESERVED_PREFIXES = List.of("/v1", "/admin", "/health");
@@ -29,12 +27,6 @@ final class MiscBinders {
         for (SelectionStrategy s : SelectionStrategy.values()) {
             if (normalize(s.yamlName()).equals(key)) {
                 return s;
-            }
-        }
-        for (String name : UNIMPLEMENTED_STRATEGIES) {
-            if (normalize(name).equals(key)) {
-                n.warning(Problems.render(text) + " is not implemented in this build; using RoundRobin");
-                return SelectionStrategy.ROUND_ROBIN;
             }
         }
         n.invalid(STRATEGIES);
@@ -90,7 +82,7 @@ final class MiscBinders {
             ConfigNode c = n.get(compat);
             if (c.isPresent()) {
                 c.markUsed();
-                c.warning(RouterConfigBinder.NO_EFFECT);
+                c.noEffect(RouterConfigBinder.NO_EFFECT);
             }
         }
         return new MetricsConfig(enabled, endpoint);

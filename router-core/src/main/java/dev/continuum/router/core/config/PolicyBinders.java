@@ -2,6 +2,7 @@ package dev.continuum.router.core.config;
 
 import dev.continuum.router.core.config.internal.IpLiterals;
 import dev.continuum.router.core.config.internal.Units;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -9,11 +10,18 @@ import org.jspecify.annotations.Nullable;
 
 /** Binds the per-backend policies: {@code health_checks}, {@code circuit_breaker}, {@code retry}, {@code rate_limiting}. */
 final class PolicyBinders {
+    /** A retry never waits longer: beyond it the client has long given up. */
+    static final Duration MAX_DELAY = Duration.ofMinutes(10);
+
     private PolicyBinders() {
     }
 
     static HealthCheckConfig healthChecks(ConfigNode n) {
-        HealthCheckConfig d = HealthCheckConfig.defaults();
+        return healthChecks(n, HealthCheckConfig.defaults());
+    }
+
+    /** {@code n} over {@code d}: a key not written keeps {@code d}'s value (a backend's own {@code health_check}). */
+    static HealthCheckConfig healthChecks(ConfigNode n, HealthCheckConfig d) {
         boolean enabled = n.get("enabled").asBool(d.enabled());
         ConfigNode intervalNode = n.get("interval");
         var interval = intervalNode.asPositiveDuration(d.interval());
@@ -71,8 +79,25 @@ final class PolicyBinders {
             ratio = d.budgetRatio();
         }
         int minPerSecond = n.get("budget_min_per_second").asInt(d.budgetMinPerSecond(), 0, Integer.MAX_VALUE);
-        var backoff = n.get("backoff").asDuration(d.backoff());
-        return new RetryConfig(enabled, maxAttempts, ratio, minPerSecond, backoff);
+        ConfigNode baseNode = n.get("base_delay");
+        ConfigNode legacyNode = n.get("backoff");
+        if (baseNode.isPresent() && legacyNode.isPresent()) {
+            legacyNode.error("set together with retry.base_delay (expected: one of them; backoff is its older name)");
+        }
+        var base = (baseNode.isPresent() ? baseNode : legacyNode).asDuration(d.baseDelay(), Duration.ZERO, MAX_DELAY);
+        ConfigNode maxNode = n.get("max_delay");
+        // Unwritten, the cap never undercuts a longer base_delay.
+        var max = maxNode.isPresent() ? maxNode.asDuration(d.maxDelay(), Duration.ZERO, MAX_DELAY)
+                : base.compareTo(d.maxDelay()) > 0 ? base : d.maxDelay();
+        if (max.compareTo(base) < 0) {
+            maxNode.invalid(">= retry.base_delay (" + Units.formatDuration(base) + ")");
+            max = base;
+        }
+        // The older key meant one fixed wait: written alone, it keeps meaning that.
+        boolean legacy = legacyNode.isPresent() && !baseNode.isPresent();
+        boolean exponential = n.get("exponential_backoff").asBool(!legacy && d.exponentialBackoff());
+        boolean jitter = n.get("jitter").asBool(!legacy && d.jitter());
+        return new RetryConfig(enabled, maxAttempts, ratio, minPerSecond, base, max, exponential, jitter);
     }
 
     static RateLimitingConfig rateLimiting(ConfigNode n) {
@@ -84,7 +109,7 @@ final class PolicyBinders {
             return v.equals("memory") || v.equals("redis") ? v : null;
         }, "memory or redis");
         if (kind.equals("redis")) {
-            storage.warning(RouterConfigBinder.NO_EFFECT + "; limits are kept in memory");
+            storage.noEffect(RouterConfigBinder.NO_EFFECT + "; limits are kept in memory");
             n.get("redis").markUsed();
         }
         ConfigNode limits = n.get("limits");
@@ -95,7 +120,7 @@ final class PolicyBinders {
         ConfigNode perModel = limits.get("per_model");
         if (perModel.isPresent()) {
             perModel.markUsed();
-            perModel.warning(RouterConfigBinder.NO_EFFECT);
+            perModel.noEffect(RouterConfigBinder.NO_EFFECT);
         }
         List<String> whitelist = new ArrayList<>();
         ConfigNode wl = n.get("whitelist");

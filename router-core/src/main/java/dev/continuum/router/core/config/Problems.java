@@ -5,7 +5,32 @@ import java.util.List;
 
 /** Collects every error and warning of one validation pass, in the order found. Not thread-safe. */
 public final class Problems {
+    /** Appended to a "has no effect" finding that strict mode turned into an error. */
+    public static final String STRICT_SUFFIX = " (refused: strict mode turns settings without effect into errors)";
+
     private final List<Problem> all = new ArrayList<>();
+    private boolean strict;
+
+    /** Strict mode ({@code config validate --strict}, {@code server.strict_config}): see {@link #noEffect}. */
+    public void strict(boolean on) {
+        this.strict = on;
+    }
+
+    public boolean strict() {
+        return strict;
+    }
+
+    /**
+     * A setting that loads but does nothing in this build (a Rust-router section not implemented, an unknown
+     * key): a warning, or an error in strict mode, so a config that must act as written is refused.
+     */
+    public void noEffect(String path, String message) {
+        if (strict) {
+            error(path, message + STRICT_SUFFIX);
+        } else {
+            warning(path, message);
+        }
+    }
 
     public void error(String path, String message) {
         all.add(new Problem(Problem.Severity.ERROR, path, message));

@@ -42,6 +42,9 @@ final class ReloadPlanner {
             new Field<>("disaggregated_serving", RouterConfig::disaggregatedServing, ReloadClass.IMMEDIATE),
             new Field<>("logging", RouterConfig::logging, ReloadClass.IMMEDIATE),
             new Field<>("metrics", RouterConfig::metrics, ReloadClass.IMMEDIATE),
+            new Field<>("timeouts", RouterConfig::timeouts, ReloadClass.IMMEDIATE),
+            new Field<>("fallback", RouterConfig::fallback, ReloadClass.IMMEDIATE),
+            new Field<>("consistent_hash", RouterConfig::consistentHash, ReloadClass.IMMEDIATE),
             new Field<>("dynamo.enabled", c -> c.dynamo().enabled(), ReloadClass.RESTART_SUBSYSTEM));
 
     private ReloadPlanner() {

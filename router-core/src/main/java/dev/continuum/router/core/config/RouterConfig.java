@@ -9,6 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The whole validated configuration. Immutable: a reload builds a new one and swaps it in.
  *
+ * @param consistentHash the {@code ConsistentHash} settings; null (and left out of the readback) with another strategy
  * @param source the file it was read from, or null for built-in defaults / an in-memory document
  */
 public record RouterConfig(
@@ -25,10 +26,24 @@ public record RouterConfig(
         LoggingConfig logging,
         MetricsConfig metrics,
         DynamoConfig dynamo,
+        TimeoutsConfig timeouts,
+        FallbackConfig fallback,
+        @Nullable ConsistentHashConfig consistentHash,
         @JsonIgnore @Nullable Path source) {
 
     public RouterConfig {
         backends = List.copyOf(backends);
+    }
+
+    /** The sections every build had, with {@code timeouts}, {@code fallback} and {@code consistent_hash} at their defaults. */
+    public RouterConfig(ServerConfig server, List<BackendConfig> backends, SelectionStrategy selectionStrategy,
+                        HealthCheckConfig healthChecks, CircuitBreakerConfig circuitBreaker, RetryConfig retry,
+                        RateLimitingConfig rateLimiting, ApiKeysConfig apiKeys, AdminConfig admin,
+                        DisaggregatedServingConfig disaggregatedServing, LoggingConfig logging, MetricsConfig metrics,
+                        DynamoConfig dynamo, @Nullable Path source) {
+        this(server, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting, apiKeys, admin,
+                disaggregatedServing, logging, metrics, dynamo, TimeoutsConfig.defaults(), FallbackConfig.defaults(),
+                null, source);
     }
 
     /** Every section at its default and no backend: what an empty YAML document yields. */
@@ -46,11 +61,11 @@ public record RouterConfig(
 
     public RouterConfig withServer(ServerConfig s) {
         return new RouterConfig(s, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
     }
 
     public RouterConfig withBackends(List<BackendConfig> b) {
         return new RouterConfig(server, b, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
     }
 }

@@ -13,7 +13,7 @@ final class RouterConfigBinder {
     static final String NO_EFFECT = "accepted for compatibility; has no effect in this build";
     /** Sections of the Rust router that this build reads without acting on them. */
     static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "global_prompts",
-            "tracing", "cors", "caching", "fallback", "kv_cache_index", "files", "acp", "smart_routing",
+            "tracing", "caching", "kv_cache_index", "files", "acp", "smart_routing",
             "guardrails");
 
     private RouterConfigBinder() {
@@ -21,17 +21,22 @@ final class RouterConfigBinder {
 
     /** Always returns a config; it is only valid when {@code ctx.problems} has no error. */
     static RouterConfig bind(TreeNode root, BindContext ctx, @Nullable Path source) {
+        // First, so every "has no effect" finding below already knows whether it is an error.
+        if (root.get("server").get("strict_config").asBool(false)) {
+            ctx.problems.strict(true);
+        }
         for (String key : COMPATIBILITY_SECTIONS) {
             ConfigNode section = root.get(key);
             if (section.isPresent()) {
                 section.markUsed();
-                section.warning(NO_EFFECT);
+                section.noEffect(NO_EFFECT);
             }
         }
+        DropInBinders.cors(root.get("cors"));
         ServerConfig server = ServerBinder.bind(root.get("server"));
-        List<BackendConfig> backends = BackendsBinder.bind(root.get("backends"), ctx.backendPaths);
-        SelectionStrategy strategy = MiscBinders.selectionStrategy(root.get("selection_strategy"));
         HealthCheckConfig health = PolicyBinders.healthChecks(root.get("health_checks"));
+        List<BackendConfig> backends = BackendsBinder.bind(root.get("backends"), ctx.backendPaths, health);
+        SelectionStrategy strategy = MiscBinders.selectionStrategy(root.get("selection_strategy"));
         CircuitBreakerConfig breaker = PolicyBinders.circuitBreaker(root.get("circuit_breaker"));
         RetryConfig retry = PolicyBinders.retry(root.get("retry"));
         RateLimitingConfig rateLimiting = PolicyBinders.rateLimiting(root.get("rate_limiting"));
@@ -41,9 +46,13 @@ final class RouterConfigBinder {
         LoggingConfig logging = MiscBinders.logging(root.get("logging"));
         MetricsConfig metrics = MiscBinders.metrics(root.get("metrics"));
         DynamoConfig dynamo = DynamoBinder.bind(root.get("dynamo"), ctx);
+        TimeoutsConfig timeouts = DropInBinders.timeouts(root.get("timeouts"));
+        FallbackConfig fallback = DropInBinders.fallback(root.get("fallback"));
+        @Nullable ConsistentHashConfig consistentHash = DropInBinders.consistentHash(root.get("consistent_hash"), strategy);
         RouterConfig config = new RouterConfig(server, backends, strategy, health, breaker, retry, rateLimiting,
-                apiKeys, admin, disaggregated, logging, metrics, dynamo, source);
+                apiKeys, admin, disaggregated, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
         CrossChecks.run(config, ctx);
+        DropInBinders.checkChains(fallback, backends, ctx.problems);
         root.reportUnknownKeys();
         ctx.extraRoots.forEach(TreeNode::reportUnknownKeys);
         return config;

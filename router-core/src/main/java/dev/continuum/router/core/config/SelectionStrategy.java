@@ -5,7 +5,15 @@ import com.fasterxml.jackson.annotation.JsonValue;
 /** {@code selection_strategy}: how one backend is chosen among the healthy ones that serve a model. */
 public enum SelectionStrategy {
     ROUND_ROBIN("RoundRobin"),
-    WEIGHTED_ROUND_ROBIN("WeightedRoundRobin");
+    WEIGHTED_ROUND_ROBIN("WeightedRoundRobin"),
+    /** Uniform over the candidates. */
+    RANDOM("Random"),
+    /** Fewest requests in flight (ties: the earlier in configuration order after a rotating start). */
+    LEAST_CONNECTIONS("LeastConnections"),
+    /** Lowest moving average of response-head latency; backends without a sample yet are tried first. */
+    LEAST_LATENCY("LeastLatency"),
+    /** Bounded-load consistent hashing on the {@code consistent_hash} key. */
+    CONSISTENT_HASH("ConsistentHash");
 
     private final String yamlName;
 

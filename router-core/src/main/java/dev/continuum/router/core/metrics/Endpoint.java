@@ -9,6 +9,8 @@ public enum Endpoint {
     CHAT_COMPLETIONS("/v1/chat/completions"),
     COMPLETIONS("/v1/completions"),
     MODELS("/v1/models"),
+    EMBEDDINGS("/v1/embeddings"),
+    RERANK("/v1/rerank"),
     HEALTH("/health"),
     HEALTHZ("/healthz"),
     METRICS("/metrics"),

@@ -20,6 +20,7 @@ public final class MetricNames {
     public static final String BACKEND_CIRCUIT_STATE = "continuum.backend.circuit.state";
     /** {@code continuum_retries_total{backend,reason}}: backend = the one that failed and caused the retry. */
     public static final String RETRIES = "continuum.retries";
+    public static final String MODEL_FALLBACKS = "continuum.model.fallbacks";
     /** {@code continuum_rate_limited_total{tier}}. */
     public static final String RATE_LIMITED = "continuum.rate.limited";
     /** {@code continuum_stream_aborts_total{side}}: responses cut after their head went to the client. */

@@ -35,6 +35,7 @@ public final class ProxyMetrics {
     private final AtomicReferenceArray<Timer> httpDurations = new AtomicReferenceArray<>(METHODS * ENDPOINTS);
     private final Counter[] rateLimited = new Counter[RateLimitTier.values().length];
     private final Counter[] streamAborts = new Counter[StreamSide.values().length];
+    private final Counter[] fallbacks = new Counter[FallbackReason.values().length];
 
     public ProxyMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -47,6 +48,11 @@ public final class ProxyMetrics {
             streamAborts[s.ordinal()] = Counter.builder(MetricNames.STREAM_ABORTS)
                     .description("Responses cut short after their head went to the client")
                     .tag(MetricNames.TAG_SIDE, s.label()).register(registry);
+        }
+        for (FallbackReason r : FallbackReason.values()) {
+            fallbacks[r.ordinal()] = Counter.builder(MetricNames.MODEL_FALLBACKS)
+                    .description("Requests sent on to a fallback model, by the trigger condition that fired")
+                    .tag(MetricNames.TAG_REASON, r.label()).register(registry);
         }
     }
 
@@ -86,6 +92,10 @@ public final class ProxyMetrics {
 
     public void rateLimited(RateLimitTier tier) {
         rateLimited[tier.ordinal()].increment();
+    }
+
+    public void fellBack(FallbackReason reason) {
+        fallbacks[reason.ordinal()].increment();
     }
 
     public void streamAborted(StreamSide side) {

@@ -3,6 +3,9 @@ package dev.continuum.router.core.proxy;
 import dev.continuum.router.core.auth.AuthResult;
 import dev.continuum.router.core.auth.RateDecision;
 import dev.continuum.router.core.config.ApiKeyConfig;
+import dev.continuum.router.core.config.ConsistentHashConfig;
+import dev.continuum.router.core.config.FallbackConfig;
+import dev.continuum.router.core.config.SelectionStrategy;
 import dev.continuum.router.core.metrics.RateLimitTier;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -89,7 +92,7 @@ final class Admission {
         boolean owned = body != clientBody;
         ParsedRequest p;
         try {
-            p = RequestBodyInspector.inspect(body, estimatePrompt);
+            p = RequestBodyInspector.inspect(body, estimatePrompt, hashesFirstUserMessage(state));
         } catch (RequestBodyInspector.InvalidBody e) {
             return refuse(e.json ? OpenAiErrors.invalidJson(e.getMessage())
                     : OpenAiErrors.invalidRequest(e.getMessage(), "invalid_request"), body, owned);
@@ -114,6 +117,9 @@ final class Admission {
         }
         List<Backend> serving = state.serving(p.model());
         if (serving.isEmpty()) {
+            if (modelNotFoundFallsBack(state, p.model())) {
+                return new Request(p, body, owned, serving); // no candidate: the exchange falls back at once
+            }
             return refuse(OpenAiErrors.modelNotFound(p.model()), body, owned);
         }
         if (k != null && !k.allowedBackends().isEmpty()) {
@@ -125,6 +131,18 @@ final class Admission {
             }
         }
         return new Request(p, body, owned, serving);
+    }
+
+    private static boolean hashesFirstUserMessage(ProxyState state) {
+        ConsistentHashConfig ch = state.config.consistentHash();
+        return state.config.selectionStrategy() == SelectionStrategy.CONSISTENT_HASH
+                && (ch == null || ch.key() == ConsistentHashConfig.Key.FIRST_USER_MESSAGE);
+    }
+
+    /** {@code fallback} has a chain for {@code model} and {@code model_not_found} is one of its triggers. */
+    private static boolean modelNotFoundFallsBack(ProxyState state, String model) {
+        FallbackConfig f = state.config.fallback();
+        return !f.chain(model).isEmpty() && f.fallbackPolicy().triggerConditions().modelNotFound();
     }
 
     private static Refused refuse(FullHttpResponse response, ByteBuf body, boolean owned) {

@@ -39,6 +39,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
     private boolean staleRetried;
     private boolean requestWritten;
     private @Nullable ScheduledFuture<?> timeout;
+    private boolean inFlight;
 
     Attempt(Backend backend, long permit, long startNanos, EventLoop loop, Events events) {
         this.backend = backend;
@@ -46,6 +47,16 @@ final class Attempt implements UpstreamPool.AcquireCallback {
         this.loop = loop;
         this.permit = permit;
         this.startNanos = startNanos;
+        backend.resources().inFlight.incrementAndGet();
+        this.inFlight = true;
+    }
+
+    /** The attempt no longer occupies its backend (for the load-aware selectors); idempotent. */
+    void leave() {
+        if (inFlight) {
+            inFlight = false;
+            backend.resources().inFlight.decrementAndGet();
+        }
     }
 
     /** Takes a connection from the backend's pool (or a fresh one) and sends the request on it. */
@@ -138,6 +149,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
     void answered(int code, long nowNanos) {
         BackendResources r = backend.resources();
         r.meters.headLatency(nowNanos - startNanos);
+        r.recordLatency(nowNanos - startNanos);
         r.meters.request(StatusClass.of(code));
         if (code >= 500) {
             r.breaker.onFailure(permit);
@@ -156,6 +168,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
 
     /** Closes the connection (never pooled: its answer is unread or unfinished), if any. */
     void dropUpstream() {
+        leave();
         Channel u = takeUpstream();
         if (u != null) {
             detach(u);
@@ -164,6 +177,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
 
     /** The answer was read to its end: pool the connection when the upstream keeps it alive, else close it. */
     void releaseUpstream(boolean keepAlive) {
+        leave();
         Channel u = takeUpstream();
         if (u != null) {
             if (keepAlive) {
@@ -176,6 +190,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
 
     /** Ends the attempt without judging the backend: the connection is closed, the permit returned unused. */
     void abandon() {
+        leave();
         cancelTimeout();
         dropUpstream();
         if (permit != CircuitBreaker.NO_PERMIT) {

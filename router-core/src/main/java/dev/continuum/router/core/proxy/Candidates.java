@@ -19,15 +19,22 @@ final class Candidates {
     private final ProxyState state;
     private final List<Backend> pool;
     private final boolean bypassLimits;
+    /** The request's {@code ConsistentHash} key, 0 for none. */
+    private final long affinityKey;
     private final List<Backend> tried = new ArrayList<>(2);
     private int attempts;
     /** The shortest wait a per-backend rate limit asked for, or 0. */
     private long backendRetryAfterSeconds;
 
     Candidates(ProxyState state, List<Backend> pool, boolean bypassLimits) {
+        this(state, pool, bypassLimits, 0);
+    }
+
+    Candidates(ProxyState state, List<Backend> pool, boolean bypassLimits, long affinityKey) {
         this.state = state;
         this.pool = pool;
         this.bypassLimits = bypassLimits;
+        this.affinityKey = affinityKey;
     }
 
     List<Backend> pool() {
@@ -57,7 +64,7 @@ final class Candidates {
             }
         }
         while (avail != null && !avail.isEmpty()) {
-            Backend b = state.selector.pick(avail);
+            Backend b = state.selector.pick(avail, affinityKey);
             long p = b.resources().breaker.tryAcquire();
             if (p == CircuitBreaker.NO_PERMIT) {
                 avail.remove(b);

@@ -63,8 +63,8 @@ final class DefaultProxyService implements ProxyService {
             BackendResources r = resources.get(b.name());
             if (r != null && r.url.equals(b.url())) {
                 r.breaker.reconfigure(config.circuitBreaker());
-                r.health.reconfigure(config.healthChecks(), b.apiKey(), config.server().connectTimeout());
-                r.pool.reconfigure(config.server().connectionPoolSize(), config.server().connectTimeout(),
+                r.health.reconfigure(b.effectiveHealthCheck(config.healthChecks()), b.apiKey(), connectTimeout(config));
+                r.pool.reconfigure(config.server().connectionPoolSize(), connectTimeout(config),
                         config.server().idleTimeout());
                 next.put(b.name(), r);
             } else if (r != null) {
@@ -111,13 +111,18 @@ final class DefaultProxyService implements ProxyService {
         BackendEndpoint endpoint = BackendEndpoint.of(b.url());
         CircuitBreaker breaker = CircuitBreaker.create(config.circuitBreaker(), options.nanoClock());
         HealthChecker health = new HealthChecker(b.name(), endpoint, probes, group.next(), options.nanoClock(),
-                config.healthChecks(), b.apiKey(), config.server().connectTimeout());
+                b.effectiveHealthCheck(config.healthChecks()), b.apiKey(), connectTimeout(config));
         UpstreamPool pool = new UpstreamPool(transport, endpoint, config.server().connectionPoolSize(),
-                config.server().connectTimeout(), config.server().idleTimeout());
+                connectTimeout(config), config.server().idleTimeout());
         BackendMeters meters = metrics.registerBackend(b.name(),
                 () -> health.healthState().routable() ? 1 : 0,
                 () -> breaker.state().gaugeValue());
         return new BackendResources(b.name(), b.url(), endpoint, breaker, health, pool, meters);
+    }
+
+    /** {@code timeouts.connection}, else {@code server.connect_timeout}. */
+    private static java.time.Duration connectTimeout(RouterConfig config) {
+        return config.timeouts().connect(config.server());
     }
 
     private ProxyState current() {

@@ -1,6 +1,10 @@
 package dev.continuum.router.core.proxy;
 
+import dev.continuum.router.core.config.ConsistentHashConfig;
+import dev.continuum.router.core.config.SelectionStrategy;
+import dev.continuum.router.core.config.TimeoutsConfig;
 import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.core.metrics.FallbackReason;
 import dev.continuum.router.core.metrics.RateLimitTier;
 import dev.continuum.router.core.metrics.RetryReason;
 import dev.continuum.router.core.metrics.StreamSide;
@@ -21,6 +25,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -48,9 +53,15 @@ import org.slf4j.LoggerFactory;
  * or a 502/503 head is retried on another backend while nothing has gone to the client, within
  * {@code max_attempts} and the retry budget. Once the head is committed to the client it never retries.
  *
- * <p>Timeouts: the backend's timeout bounds each attempt up to the response head for a stream and up to
- * the last byte otherwise; once the head is out, an upstream that stays silent for {@code idle_timeout} is
- * treated as hung and the response is cut.
+ * <p>Timeouts ({@link TimeoutsConfig}): each attempt's response head must arrive within its first-byte timeout;
+ * a plain answer must end within its total timeout, a stream within {@code streaming.total} when set. Once the
+ * head is out, an upstream silent for {@code streaming.chunk_interval} ({@link ChunkWatchdog}) or for
+ * {@code idle_timeout} is treated as hung and the response is cut.
+ *
+ * <p>Model fallback ({@link ModelFallback}): when the model's own backends failed the request (its retries
+ * spent) before anything reached the client, and the failure is one of the policy's trigger conditions, the
+ * request starts over on the next fallback model with its body's {@code model} rewritten; the answer carries
+ * {@code x-continuum-fallback-model}.
  *
  * <p>Buffers: the exchange owns the aggregated client request (and a converted or stripped body) and
  * releases them exactly once when it finishes ({@link #releaseRequest()}). Each upstream message handed
@@ -88,6 +99,15 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private boolean informational;
     private int lastErrorStatus = 503;
     private String lastErrorMessage = "No backend could serve the request.";
+    /** Which fallback trigger the last error is (an upstream status unless said otherwise). */
+    private FallbackReason lastFailure = FallbackReason.ERROR_CODE;
+    private @Nullable ModelFallback fallback;
+    /** The fallback model now tried, or null while the client's own model is. */
+    private @Nullable String fallbackModel;
+    private long affinityKey;
+    /** The timeout the current attempt's timer was armed with (for the 504's message). */
+    private Duration armedTimeout = Duration.ZERO;
+    private @Nullable ChunkWatchdog watchdog;
 
     ProxyExchange(DefaultProxyService service, ProxyState state, ClientExchange client) {
         this.service = service;
@@ -130,9 +150,22 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         ownsBody = q.ownsBody();
         PlanGuard g = hook == null ? null : PlanGuard.ask(hook, q.parsed(), q.candidates(), body);
         guard = g;
-        candidates = new Candidates(state, g == null ? q.candidates() : g.pool(), c.bypassLimits());
+        affinityKey = affinityKey(q.parsed());
+        fallback = ModelFallback.of(state.config.fallback(), q.parsed().model());
+        candidates = new Candidates(state, g == null ? q.candidates() : g.pool(), c.bypassLimits(), affinityKey);
         state.retryBudget.onRequest();
         attempt();
+    }
+
+    /** The request's {@code ConsistentHash} key (0 for none, or another strategy). */
+    private long affinityKey(ParsedRequest p) {
+        if (state.config.selectionStrategy() != SelectionStrategy.CONSISTENT_HASH) {
+            return 0;
+        }
+        ConsistentHashConfig ch = state.config.consistentHash();
+        String header = ch == null ? null : ch.header();
+        return ch != null && ch.key() == ConsistentHashConfig.Key.HEADER && header != null
+                ? AffinityKeys.ofHeader(request.headers(), header) : p.firstUserMessageKey();
     }
 
     private void refuse(Admission.Refused f) {
@@ -161,18 +194,36 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             } else if (cs.backendRetryAfterSeconds() > 0) {
                 service.metrics.rateLimited(RateLimitTier.BACKEND);
                 answer(OpenAiErrors.rateLimited(cs.backendRetryAfterSeconds(), RateLimitTier.BACKEND.label()));
-            } else {
+            } else if (cs.pool().isEmpty()) {
+                // Admitted without a backend only because model_not_found falls back.
+                if (!fallBack(FallbackReason.MODEL_NOT_FOUND, 404)) {
+                    answer(OpenAiErrors.modelNotFound(modelName()));
+                }
+            } else if (!fallBack(FallbackReason.CIRCUIT_BREAKER_OPEN, 503)) {
                 answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
                         "No healthy backend is available for the model '" + OpenAiErrors.clip(modelName()) + "'."));
             }
             return;
         }
+        Attempt previous = attempt;
+        if (previous != null) {
+            previous.leave();
+        }
         Backend b = pick.backend();
         Attempt a = new Attempt(b, pick.permit(), service.options.nanoClock().getAsLong(), loop, this);
         attempt = a;
-        Duration t = b.config().effectiveTimeout(state.config.server());
-        a.timeout(loop.schedule(() -> onTimeout(a), t.toNanos(), TimeUnit.NANOSECONDS));
+        arm(a, state.config.timeouts().firstByte(streamRequested(), b.config(), state.config.server()));
         a.connect();
+    }
+
+    private void arm(Attempt a, Duration t) {
+        armedTimeout = t;
+        a.timeout(loop.schedule(() -> onTimeout(a), t.toNanos(), TimeUnit.NANOSECONDS));
+    }
+
+    private boolean streamRequested() {
+        ParsedRequest p = parsed;
+        return p != null && p.stream();
     }
 
     /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
@@ -180,13 +231,15 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         return !committed && !finished && candidatesOrThrow().takeRetry();
     }
 
+    /** Retry number n waits {@code retry}'s delay for n (scheduled on the loop, never blocking it). */
     private void scheduleRetry(Backend failed, RetryReason reason) {
         failed.resources().meters.retry(reason);
-        Duration delay = state.config.retry().backoff();
-        if (delay.isZero() || delay.isNegative()) {
+        long delay = state.config.retry().delayNanos(candidatesOrThrow().attempts(),
+                ThreadLocalRandom.current().nextDouble());
+        if (delay <= 0) {
             attempt();
         } else {
-            backoff = loop.schedule(this::attempt, delay.toNanos(), TimeUnit.NANOSECONDS);
+            backoff = loop.schedule(this::attempt, delay, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -203,6 +256,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         a.failed();
         a.cancelTimeout();
         setLastError(502, "Could not connect to the upstream backend.");
+        lastFailure = FallbackReason.CONNECTION_ERROR;
         if (takeRetry()) {
             scheduleRetry(a.backend, RetryReason.CONNECT_FAILURE);
         } else {
@@ -269,16 +323,65 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             scheduleRetry(a.backend, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
             return;
         }
+        ModelFallback f = fallback;
+        if (code >= 400 && f != null && !pinned() && f.triggers(FallbackReason.ERROR_CODE, code)) {
+            ModelFallback.Next next = f.next(state, callerOrThrow().key());
+            if (next != null) {
+                ReferenceCountUtil.release(head);
+                a.dropUpstream(); // the rest of this answer is unread: the connection cannot be reused
+                startFallback(next, FallbackReason.ERROR_CODE);
+                return;
+            }
+        }
         committed = true;
         ParsedRequest p = parsed;
         boolean streaming = (p != null && p.stream())
                 || ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
-        if (streaming) {
-            a.cancelTimeout(); // for a stream the timeout bounds the time to the first byte only
-        }
+        afterHead(a, streaming);
         ResponseRelay r = new ResponseRelay(service, client, converter);
+        r.fallbackModel(fallbackModel);
         relay = r;
         r.commit(head, code, g, a.backend, request.headers().contains(PlanGuard.X_BACKEND));
+    }
+
+    /**
+     * The head is going to the client: the first-byte timer is done. A stream gets its chunk watchdog and its
+     * total bound (if any); a plain answer keeps its total bound (re-armed when the first byte had a shorter one).
+     */
+    private void afterHead(Attempt a, boolean streaming) {
+        TimeoutsConfig to = state.config.timeouts();
+        Duration total = to.total(streaming, a.backend.config(), state.config.server());
+        if (streaming || (total != null && total.compareTo(armedTimeout) != 0)) {
+            a.cancelTimeout();
+            if (total != null) {
+                long left = total.toNanos() - (service.options.nanoClock().getAsLong() - a.startNanos);
+                arm(a, Duration.ofNanos(Math.max(1, left)));
+                armedTimeout = total;
+            }
+        }
+        Duration chunk = to.chunkInterval();
+        if (streaming && chunk != null) {
+            ChunkWatchdog w = new ChunkWatchdog(loop, service.options.nanoClock(), chunk.toNanos(), this::onChunkSilence);
+            watchdog = w;
+            w.start();
+        }
+    }
+
+    private void onChunkSilence() {
+        if (committed && !finished) {
+            if (log.isDebugEnabled()) {
+                log.debug("backend {}: no chunk within streaming.chunk_interval, aborting", attemptOrThrow().backend.name());
+            }
+            upstreamAbort();
+        }
+    }
+
+    private void stopWatchdog() {
+        ChunkWatchdog w = watchdog;
+        if (w != null) {
+            w.stop();
+            watchdog = null;
+        }
     }
 
     private void onContent(HttpContent c) {
@@ -305,6 +408,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         if (r == null) {
             c.release();
             return;
+        }
+        ChunkWatchdog w = watchdog;
+        if (w != null) {
+            w.touch();
         }
         int outcome = r.relay(c, attemptOrThrow().upstream());
         if (outcome == ResponseRelay.DONE) {
@@ -369,7 +476,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             return;
         }
         // The request may have been processed: a 502, not a retry.
-        upstreamFailedBeforeHead(a, "The upstream backend closed the connection before responding.");
+        upstreamFailedBeforeHead(a, "The upstream backend closed the connection before responding.",
+                FallbackReason.CONNECTION_ERROR);
     }
 
     @Override
@@ -393,8 +501,13 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     }
 
     private void upstreamFailedBeforeHead(Attempt a, String message) {
+        upstreamFailedBeforeHead(a, message, FallbackReason.ERROR_CODE);
+    }
+
+    private void upstreamFailedBeforeHead(Attempt a, String message, FallbackReason kind) {
         a.failed();
         setLastError(502, message);
+        lastFailure = kind;
         failWithLastError();
     }
 
@@ -417,8 +530,56 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             pinnedFailure();
             return;
         }
-        Duration t = a.backend.config().effectiveTimeout(state.config.server());
-        answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + t.toMillis() + " ms."));
+        if (fallBack(FallbackReason.TIMEOUT, 504)) {
+            return;
+        }
+        answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + armedTimeout.toMillis()
+                + " ms."));
+    }
+
+    // ---------------------------------------------------------------- model fallback
+
+    /** Moves on to the next fallback model when {@code reason} triggers one and one is left; false otherwise. */
+    private boolean fallBack(FallbackReason reason, int status) {
+        ModelFallback f = fallback;
+        if (f == null || committed || finished || pinned() || !f.triggers(reason, status)) {
+            return false;
+        }
+        ModelFallback.Next next = f.next(state, callerOrThrow().key());
+        if (next == null) {
+            return false;
+        }
+        return startFallback(next, reason);
+    }
+
+    private boolean startFallback(ModelFallback.Next next, FallbackReason reason) {
+        ByteBuf rewritten;
+        try {
+            rewritten = ModelFallback.rewrite(body, next.model(), clientCh.alloc());
+        } catch (IOException e) {
+            return false; // inspected as a JSON object on admission, so not expected
+        }
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon();
+        }
+        if (ownsBody) {
+            body.release();
+        }
+        body = rewritten;
+        ownsBody = true;
+        ParsedRequest p = parsed;
+        if (p != null) {
+            parsed = p.withModel(next.model());
+        }
+        fallbackModel = next.model();
+        service.metrics.fellBack(reason);
+        if (log.isDebugEnabled()) {
+            log.debug("model fallback to {} ({})", LogSafe.escape(next.model()), reason.label());
+        }
+        candidates = new Candidates(state, next.candidates(), callerOrThrow().bypassLimits(), affinityKey);
+        attempt();
+        return true;
     }
 
     // ---------------------------------------------------------------- the plan's path
@@ -474,6 +635,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         }
         finished = true;
         cancelBackoff();
+        stopWatchdog();
         if (committed) {
             service.metrics.streamAborted(StreamSide.CLIENT);
         }
@@ -493,6 +655,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             g.end(DispatchPlan.Outcome.SERVED);
         }
         finished = true;
+        stopWatchdog();
         Attempt a = attemptOrThrow();
         a.cancelTimeout();
         a.releaseUpstream(r.upstreamKeepAlive());
@@ -508,6 +671,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             g.end(DispatchPlan.Outcome.FAILED);
         }
         finished = true;
+        stopWatchdog();
         Attempt a = attemptOrThrow();
         a.cancelTimeout();
         a.dropUpstream();
@@ -523,6 +687,9 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private void failWithLastError() {
         if (pinned()) {
             pinnedFailure();
+            return;
+        }
+        if (fallBack(lastFailure, lastErrorStatus)) {
             return;
         }
         answer(switch (lastErrorStatus) {
@@ -553,6 +720,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             PlanGuard.decorate(g, response.headers(), a == null ? null : a.backend,
                     request.headers().contains(PlanGuard.X_BACKEND));
         }
+        String fm = fallbackModel;
+        if (fm != null) {
+            response.headers().set(ModelFallback.X_FALLBACK_MODEL, fm);
+        }
         releaseRequest();
         FullHttpResponse r = ResponseRelay.convertError(converter, response);
         boolean close = client.closeAfterResponse();
@@ -569,6 +740,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private void setLastError(int statusCode, String message) {
         lastErrorStatus = statusCode;
         lastErrorMessage = message;
+        lastFailure = FallbackReason.ERROR_CODE;
     }
 
     private String modelName() {

@@ -5,7 +5,8 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A path the proxy answers and what it does there. The three OpenAI routes are built in; another ingress is
+ * A path the proxy answers and what it does there. The OpenAI routes (chat, completions, models, embeddings,
+ * rerank) are built in; another ingress is
  * bound to its own path with {@link #converted} and registered through {@link ProxyOptions#withIngress}.
  * The exchange asks the route (its {@link Kind} and {@link #converter()}), never the path.
  */
@@ -14,7 +15,7 @@ public final class ProxyRoute {
     public enum Kind {
         /** Answers the model list itself ({@code GET}). */
         MODEL_LIST,
-        /** Forwards a completions body; the dispatch hook is never asked. */
+        /** Forwards a body to a backend serving its {@code model} (completions, embeddings, rerank); no dispatch hook. */
         COMPLETIONS,
         /** Dispatches a chat-completion body (the dispatch hook may pin it). */
         CHAT
@@ -25,6 +26,9 @@ public final class ProxyRoute {
     public static final ProxyRoute COMPLETIONS =
             new ProxyRoute("/v1/completions", Endpoint.COMPLETIONS, Kind.COMPLETIONS, null);
     public static final ProxyRoute MODELS = new ProxyRoute("/v1/models", Endpoint.MODELS, Kind.MODEL_LIST, null);
+    public static final ProxyRoute EMBEDDINGS =
+            new ProxyRoute("/v1/embeddings", Endpoint.EMBEDDINGS, Kind.COMPLETIONS, null);
+    public static final ProxyRoute RERANK = new ProxyRoute("/v1/rerank", Endpoint.RERANK, Kind.COMPLETIONS, null);
 
     /** Where a converted request goes upstream. */
     static final String CHAT_UPSTREAM_PATH = "/v1/chat/completions";

@@ -15,7 +15,8 @@ final class ProxyRoutes {
 
     static ProxyRoutes of(List<ProxyRoute> ingresses) {
         Map<String, ProxyRoute> m = new HashMap<>();
-        for (ProxyRoute r : List.of(ProxyRoute.CHAT_COMPLETIONS, ProxyRoute.COMPLETIONS, ProxyRoute.MODELS)) {
+        for (ProxyRoute r : List.of(ProxyRoute.CHAT_COMPLETIONS, ProxyRoute.COMPLETIONS, ProxyRoute.MODELS,
+                ProxyRoute.EMBEDDINGS, ProxyRoute.RERANK)) {
             m.put(r.path(), r);
         }
         for (ProxyRoute r : ingresses) {

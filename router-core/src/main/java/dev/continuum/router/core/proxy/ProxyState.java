@@ -2,6 +2,7 @@ package dev.continuum.router.core.proxy;
 
 import dev.continuum.router.core.auth.ApiKeyAuthenticator;
 import dev.continuum.router.core.auth.RateLimits;
+import dev.continuum.router.core.config.ConsistentHashConfig;
 import dev.continuum.router.core.config.RouterConfig;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +35,9 @@ final class ProxyState {
             }
         }
         this.clientFacing = List.copyOf(facing);
-        this.selector = BackendSelector.of(config.selectionStrategy(), backends.size());
+        ConsistentHashConfig hash = config.consistentHash();
+        this.selector = BackendSelector.of(config.selectionStrategy(), this.backends,
+                hash == null ? ConsistentHashConfig.defaults() : hash);
         this.auth = auth;
         this.limits = limits;
         this.retryBudget = retryBudget;

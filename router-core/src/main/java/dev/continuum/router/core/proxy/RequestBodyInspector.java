@@ -43,6 +43,11 @@ final class RequestBodyInspector {
 
     /** @param estimatePrompt whether to walk {@code messages}/{@code prompt} for the token estimate (else 0) */
     static ParsedRequest inspect(ByteBuf body, boolean estimatePrompt) throws InvalidBody {
+        return inspect(body, estimatePrompt, false);
+    }
+
+    /** @param userKey whether to hash the first {@code user} message's content ({@link ParsedRequest#firstUserMessageKey}) */
+    static ParsedRequest inspect(ByteBuf body, boolean estimatePrompt, boolean userKey) throws InvalidBody {
         if (!body.isReadable()) {
             throw new InvalidBody("The request body is empty.", true);
         }
@@ -50,6 +55,7 @@ final class RequestBodyInspector {
         boolean stream = false;
         boolean untrusted = false;
         long promptTokens = 0;
+        long userMessageKey = 0;
         try (JsonParser p = open(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidBody("The request body must be a JSON object.", true);
@@ -74,6 +80,11 @@ final class RequestBodyInspector {
                     }
                 } else if ("nvext".equals(name) && v == JsonToken.START_OBJECT) {
                     untrusted |= scanNvext(p);
+                } else if (userKey && "messages".equals(name) && v == JsonToken.START_ARRAY) {
+                    MessageWalk w = new MessageWalk(estimatePrompt);
+                    w.walk(p);
+                    promptTokens += w.tokens;
+                    userMessageKey = w.userKey;
                 } else if (estimatePrompt && ("messages".equals(name) || "prompt".equals(name))) {
                     promptTokens += promptTokens(p, v);
                 } else {
@@ -94,7 +105,7 @@ final class RequestBodyInspector {
         if (model == null || model.isEmpty()) {
             throw new InvalidBody("You must provide a model parameter.", false);
         }
-        return new ParsedRequest(model, stream, untrusted, promptTokens);
+        return new ParsedRequest(model, stream, untrusted, promptTokens, userMessageKey);
     }
 
     /**
@@ -124,6 +135,59 @@ final class RequestBodyInspector {
             }
         }
         return tokens;
+    }
+
+    /**
+     * One pass over {@code messages} (parser on its START_ARRAY) that estimates tokens like {@link #promptTokens}
+     * and hashes the string values of the first message whose {@code role} is {@code user} (role and part types
+     * excluded), whatever the order of its fields.
+     */
+    private static final class MessageWalk {
+        private final boolean estimate;
+        long tokens;
+        long userKey;
+
+        MessageWalk(boolean estimate) {
+            this.estimate = estimate;
+        }
+
+        void walk(JsonParser p) throws IOException {
+            int depth = 1;
+            long hash = AffinityKeys.SEED;
+            boolean user = false;
+            while (depth > 0) {
+                JsonToken t = p.nextToken();
+                if (t == null) {
+                    return; // the caller reports the truncated body
+                } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                    if (depth == 1) {
+                        hash = AffinityKeys.SEED;
+                        user = false;
+                    }
+                    depth++;
+                } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                    depth--;
+                    if (depth == 1 && user && userKey == 0) {
+                        userKey = AffinityKeys.finish(hash);
+                    }
+                } else if (t == JsonToken.VALUE_STRING) {
+                    String field = p.currentName();
+                    if (depth == 2 && "role".equals(field)) {
+                        user = "user".equals(p.getText());
+                    } else if (!"role".equals(field) && !"type".equals(field)) {
+                        char[] chars = p.getTextCharacters();
+                        int off = p.getTextOffset();
+                        int len = p.getTextLength();
+                        if (estimate) {
+                            tokens += PromptTokens.estimate(chars, off, len);
+                        }
+                        if (userKey == 0) {
+                            hash = AffinityKeys.mix(hash, chars, off, len);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /** Walks the {@code nvext} object (parser on its START_OBJECT); true if it holds a routing field. */

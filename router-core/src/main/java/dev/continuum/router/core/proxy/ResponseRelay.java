@@ -50,6 +50,7 @@ final class ResponseRelay {
     private boolean closeClient;
     private boolean upstreamKeepAlive;
     private @Nullable ChannelFuture lastWrite;
+    private @Nullable String fallbackModel;
     /** Converted whole: the head waits for the body. */
     private @Nullable HeldAnswer held;
     /** Converted event by event. */
@@ -69,6 +70,11 @@ final class ResponseRelay {
         return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
     }
 
+    /** The request fell back to this model: the head says so ({@link ModelFallback#X_FALLBACK_MODEL}). */
+    void fallbackModel(@Nullable String model) {
+        this.fallbackModel = model;
+    }
+
     /** Takes over the answer's head (owned from now on) and writes it, unless the body is converted whole. */
     void commit(HttpResponse head, int code, @Nullable PlanGuard guard, @Nullable Backend served, boolean disclose) {
         status = code;
@@ -77,6 +83,10 @@ final class ResponseRelay {
         HopByHop.stripResponse(h);
         UntrustedHeaders.stripResponse(h); // no upstream x-dynamo-* or x-continuum-* header reaches the client
         PlanGuard.decorate(guard, h, served, disclose);
+        String fm = fallbackModel;
+        if (fm != null) {
+            h.set(ModelFallback.X_FALLBACK_MODEL, fm);
+        }
         head.setProtocolVersion(HttpVersion.HTTP_1_1);
         closeClient = client.closeAfterResponse();
         IngressConverter conv = converter;

@@ -22,6 +22,37 @@ class RequestBodyInspectorTest {
         }
     }
 
+    private static ParsedRequest withKey(String json) throws Exception {
+        ByteBuf buf = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+        try {
+            return RequestBodyInspector.inspect(buf, true, true);
+        } finally {
+            buf.release();
+        }
+    }
+
+    @Test
+    void hashesTheFirstUserMessageWhateverTheFieldOrderAndTheRestOfTheConversation() throws Exception {
+        ParsedRequest a = withKey("{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"sys\"},"
+                + "{\"role\":\"user\",\"content\":\"hello there\"}]}");
+        ParsedRequest b = withKey("{\"messages\":[{\"content\":\"other sys\",\"role\":\"system\"},"
+                + "{\"content\":\"hello there\",\"role\":\"user\"},{\"role\":\"assistant\",\"content\":\"hi\"},"
+                + "{\"role\":\"user\",\"content\":\"next\"}],\"model\":\"m\"}");
+        ParsedRequest parts = withKey("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":[{\"type\":\"text\",\"text\":\"hello there\"}]}]}");
+        ParsedRequest other = withKey("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"bye\"}]}");
+
+        assertThat(a.firstUserMessageKey()).isNotZero().isEqualTo(b.firstUserMessageKey())
+                .isEqualTo(parts.firstUserMessageKey());
+        assertThat(other.firstUserMessageKey()).isNotEqualTo(a.firstUserMessageKey());
+        assertThat(a.estimatedPromptTokens()).isEqualTo(inspect("{\"model\":\"m\",\"messages\":[{\"role\":\"system\","
+                + "\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"hello there\"}]}").estimatedPromptTokens());
+        assertThat(inspect("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}")
+                .firstUserMessageKey()).as("only computed when asked for").isZero();
+        assertThat(withKey("{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}")
+                .firstUserMessageKey()).as("no user message").isZero();
+    }
+
     @Test
     void readsModelAndStreamAndSkipsEverythingElse() throws Exception {
         ParsedRequest p = inspect("{\"messages\":[{\"model\":\"inner\"}],\"model\":\"m\",\"stream\":true,\"nvext\":{\"x\":1}}");

@@ -294,6 +294,11 @@ public final class TreeNode extends TypedScalarNode {
         ctx.problems().warning(path, message);
     }
 
+    @Override
+    public void noEffect(String message) {
+        ctx.problems().noEffect(path, message);
+    }
+
     private void reportShapeOnce(String expectation) {
         if (!shapeReported) {
             shapeReported = true;
@@ -319,7 +324,7 @@ public final class TreeNode extends TypedScalarNode {
                 continue;
             }
             String suggestion = Suggestions.nearest(e.getKey(), asked);
-            ctx.problems().warning(e.getValue().path, suggestion == null
+            ctx.problems().noEffect(e.getValue().path, suggestion == null
                     ? "unknown key"
                     : "unknown key (did you mean \"" + suggestion + "\"?)");
         }

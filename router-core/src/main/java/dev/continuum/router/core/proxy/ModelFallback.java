@@ -1,0 +1,92 @@
+package dev.continuum.router.core.proxy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.config.ApiKeyConfig;
+import dev.continuum.router.core.config.FallbackConfig;
+import dev.continuum.router.core.metrics.FallbackReason;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.util.AsciiString;
+import java.io.IOException;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One request's walk along its model's {@code fallback.fallback_chains} entry: which trigger conditions move
+ * it on, which fallback model comes next (one served by a backend the caller may use), and the body rewritten
+ * for it. Only the original model's chain is followed (a fallback model's own chain is not), at most
+ * {@code max_fallback_attempts} models. Used on the event loop of one exchange; the body rewrite parses JSON,
+ * which happens only on this rare path.
+ */
+final class ModelFallback {
+    /** The response header naming the model that served (or last failed) a request that fell back. */
+    static final AsciiString X_FALLBACK_MODEL = AsciiString.cached("x-continuum-fallback-model");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The next model and what to try it on. */
+    record Next(String model, List<Backend> candidates) {
+    }
+
+    private final FallbackConfig config;
+    private final List<String> chain;
+    private int next;
+
+    private ModelFallback(FallbackConfig config, List<String> chain) {
+        this.config = config;
+        this.chain = chain;
+    }
+
+    /** Null when {@code model} has no chain (or fallback is off): the common case costs nothing more. */
+    static @Nullable ModelFallback of(FallbackConfig config, String model) {
+        List<String> chain = config.chain(model);
+        return chain.isEmpty() ? null : new ModelFallback(config, chain);
+    }
+
+    /** Whether the policy's trigger conditions include {@code reason} (for an upstream status, {@code status}). */
+    boolean triggers(FallbackReason reason, int status) {
+        FallbackConfig.Triggers t = config.fallbackPolicy().triggerConditions();
+        return switch (reason) {
+            case ERROR_CODE -> t.errorCodes().contains(status);
+            case TIMEOUT -> t.timeout();
+            case CONNECTION_ERROR -> t.connectionError();
+            case MODEL_NOT_FOUND -> t.modelNotFound();
+            case CIRCUIT_BREAKER_OPEN -> t.circuitBreakerOpen();
+        };
+    }
+
+    /** The next fallback model some backend serves for this caller, or null when the chain is spent. */
+    @Nullable Next next(ProxyState state, @Nullable ApiKeyConfig key) {
+        int max = Math.min(chain.size(), config.fallbackPolicy().maxFallbackAttempts());
+        while (next < max) {
+            String model = chain.get(next++);
+            if (key != null && !key.allowedModels().isEmpty() && !key.allowedModels().contains(model)) {
+                continue;
+            }
+            List<Backend> serving = state.serving(model);
+            if (key != null && !key.allowedBackends().isEmpty()) {
+                serving.removeIf(b -> !key.allowedBackends().contains(b.name()));
+            }
+            if (!serving.isEmpty()) {
+                return new Next(model, serving);
+            }
+        }
+        return null;
+    }
+
+    /** {@code body} (a JSON object) with its {@code model} replaced; a new buffer the caller owns. */
+    static ByteBuf rewrite(ByteBuf body, String model, ByteBufAllocator alloc) throws IOException {
+        ObjectNode tree;
+        try (ByteBufInputStream in = new ByteBufInputStream(body.duplicate())) {
+            tree = (ObjectNode) JSON.readTree(in);
+        } catch (ClassCastException e) {
+            throw new IOException("not a JSON object", e);
+        }
+        tree.put("model", model);
+        byte[] bytes = JSON.writeValueAsBytes(tree);
+        ByteBuf out = alloc.buffer(bytes.length);
+        out.writeBytes(bytes);
+        return out;
+    }
+}

@@ -1,0 +1,341 @@
+package dev.continuum.router.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.testing.RecordedRequest;
+import dev.continuum.router.testing.Reply;
+import dev.continuum.router.testing.StreamHandle;
+import dev.continuum.router.testing.TestUpstream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The Rust router's sections this build implements, each shown to act through a real router and real
+ * upstreams: {@code timeouts}, the retry delay keys, {@code fallback}, {@code ConsistentHash}, per-backend
+ * {@code health_check}, and the embeddings and rerank routes. One router and three upstreams serve every
+ * test; each test applies its own config (as a reload does). Every config goes through the YAML loader, so a
+ * key the binder drops fails here too.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DropInProxyTest {
+    private final TestUpstream a = TestUpstream.start("a");
+    private final TestUpstream b = TestUpstream.start("b");
+    private final TestUpstream c = TestUpstream.start("c");
+    private final RouterHarness router = RouterHarness.start(load(""));
+
+    @AfterAll
+    void tearDown() {
+        router.close();
+        a.close();
+        b.close();
+        c.close();
+    }
+
+    @BeforeEach
+    void reset() {
+        for (TestUpstream u : List.of(a, b, c)) {
+            u.defaultReply(Reply.echo());
+            u.clearRecorded();
+        }
+    }
+
+    /** {@code yaml} after three backends (a, b and c serving model m; a also serves big, b small). */
+    private RouterConfig load(String yaml) {
+        String doc = """
+                server: {bind_address: "127.0.0.1:0"}
+                health_checks: {enabled: false}
+                circuit_breaker: {enabled: false}
+                backends:
+                  - {name: a, url: "%s", models: [m, big]}
+                  - {name: b, url: "%s", models: [m, small]}
+                  - {name: c, url: "%s", models: [m]}
+                """.formatted(a.baseUrl(), b.baseUrl(), c.baseUrl()) + yaml;
+        return ConfigLoader.builder().build().loadString(doc).orThrow();
+    }
+
+    private void apply(String yaml) {
+        router.server.apply(load(yaml));
+    }
+
+    private HttpResponse<String> chat(String model, String content, String... headers) {
+        return router.post("/v1/chat/completions", "{\"model\":\"" + model
+                + "\",\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":\""
+                + content + "\"}]}", headers);
+    }
+
+    private static int total(TestUpstream... us) {
+        int n = 0;
+        for (TestUpstream u : us) {
+            n += u.completionCount();
+        }
+        return n;
+    }
+
+    // ------------------------------------------------------------------ timeouts
+
+    @Test
+    void standardFirstByteTimeoutAnswers504BeforeTheSlowHead() {
+        apply("timeouts: {request: {standard: {first_byte: 200ms, total: 30s}}}\nretry: {enabled: false}");
+        a.defaultReply(Reply.delayed(Duration.ofSeconds(10), Reply.echo()));
+
+        HttpResponse<String> r = router.post("/v1/chat/completions",
+                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+
+        assertThat(r.statusCode()).isEqualTo(504);
+        assertThat(r.body()).contains("200 ms");
+    }
+
+    @Test
+    void standardTotalTimeoutBoundsAPlainRequest() {
+        apply("timeouts: {request: {standard: {total: 300ms}}}\nretry: {enabled: false}");
+        a.defaultReply(Reply.delayed(Duration.ofSeconds(10), Reply.echo()));
+
+        HttpResponse<String> r = router.post("/v1/chat/completions",
+                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+
+        assertThat(r.statusCode()).isEqualTo(504);
+        assertThat(r.body()).contains("300 ms");
+    }
+
+    @Test
+    void streamingFirstByteTimeoutAppliesToStreamsOnly() {
+        apply("timeouts: {request: {streaming: {first_byte: 200ms}}}\nretry: {enabled: false}");
+        a.defaultReply(Reply.delayed(Duration.ofMillis(800), Reply.sse(List.of("{\"x\":1}"))));
+
+        HttpResponse<String> stream = router.post("/v1/chat/completions",
+                "{\"model\":\"big\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        HttpResponse<String> plain = router.post("/v1/chat/completions",
+                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+
+        assertThat(stream.statusCode()).isEqualTo(504);
+        assertThat(plain.statusCode()).as("a plain request keeps server.request_timeout").isEqualTo(200);
+    }
+
+    @Test
+    void chunkIntervalCutsAStreamThatGoesSilent() throws Exception {
+        apply("timeouts: {request: {streaming: {chunk_interval: 300ms}}}\nretry: {enabled: false}");
+        a.defaultReply(Reply.controlledStream());
+        HttpRequest req = HttpRequest.newBuilder(router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"big\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
+                .build();
+        CompletableFuture<HttpResponse<InputStream>> response =
+                router.http.sendAsync(req, HttpResponse.BodyHandlers.ofInputStream());
+        StreamHandle h = a.awaitStream(Duration.ofSeconds(10));
+        h.send("{\"n\":1}");
+        assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+
+        // No second chunk: the router gives up on the upstream after the interval (idle_timeout is 60s).
+        assertThat(h.awaitClosed(10_000)).as("upstream connection closed by the router").isTrue();
+        try (InputStream in = response.get().body()) {
+            String got = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(got).contains("\"n\":1").doesNotContain("[DONE]");
+        } catch (IOException expected) {
+            // The cut may also surface as an error of the chunked body: the stream did not end normally.
+        }
+    }
+
+    // ------------------------------------------------------------------ retry delays
+
+    @Test
+    void baseDelayHoldsTheRetry() {
+        apply("retry: {max_attempts: 2, base_delay: 10m, jitter: false}\nselection_strategy: LeastConnections");
+        for (TestUpstream u : List.of(a, b, c)) {
+            u.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+        }
+        HttpRequest req = HttpRequest.newBuilder(router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"messages\":[]}")).build();
+        CompletableFuture<HttpResponse<String>> pending = router.http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> total(a, b, c) == 1);
+        // With the delay ignored the retry would reach another backend within milliseconds.
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> total(a, b, c) == 1);
+        assertThat(pending).isNotDone();
+        pending.cancel(true);
+    }
+
+    // ------------------------------------------------------------------ fallback
+
+    @Test
+    void aFailingModelFallsBackToItsChainWithAHeaderAndAMetric() {
+        apply("""
+                retry: {enabled: false}
+                fallback:
+                  fallback_chains: {big: [small]}
+                  fallback_policy: {trigger_conditions: {error_codes: [503]}}
+                """);
+        a.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"));
+        double before = counter("continuum_model_fallbacks_total{reason=\"error_code\"");
+
+        HttpResponse<String> r = chat("big", "hello");
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("x-continuum-fallback-model")).hasValue("small");
+        List<RecordedRequest> served = b.completionRequests();
+        assertThat(served).singleElement().satisfies(q -> assertThat(q.body()).contains("\"model\":\"small\"")
+                .contains("be brief"));
+        assertThat(counter("continuum_model_fallbacks_total{reason=\"error_code\"")).isEqualTo(before + 1);
+    }
+
+    @Test
+    void aStatusOutsideTheTriggerConditionsIsRelayedAsIs() {
+        apply("""
+                retry: {enabled: false}
+                fallback:
+                  fallback_chains: {big: [small]}
+                  fallback_policy: {trigger_conditions: {error_codes: [503]}}
+                """);
+        a.defaultReply(Reply.status(500, "{\"error\":{\"message\":\"broken\"}}"));
+
+        HttpResponse<String> r = chat("big", "hello");
+
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(r.headers().firstValue("x-continuum-fallback-model")).isEmpty();
+        assertThat(b.completionCount()).isZero();
+    }
+
+    @Test
+    void anUnservedModelFallsBackOnlyWithModelNotFound() {
+        apply("""
+                fallback:
+                  fallback_chains: {ghost: [small]}
+                  fallback_policy: {trigger_conditions: {model_not_found: true}}
+                """);
+        assertThat(chat("ghost", "x").statusCode()).isEqualTo(200);
+        assertThat(b.completionRequests()).singleElement().satisfies(q -> assertThat(q.body()).contains("\"small\""));
+
+        apply("fallback: {fallback_chains: {ghost: [small]}}");
+        assertThat(chat("ghost", "x").statusCode()).as("model_not_found is off by default").isEqualTo(404);
+    }
+
+    @Test
+    void aModelWhoseOnlyBackendRefusesConnectionsFallsBackOnConnectionError() {
+        apply("fallback: {fallback_chains: {big: [small]}}");
+        a.stop();
+        try {
+            // Connection refused, retried nowhere (a alone serves big): connection_error triggers.
+            HttpResponse<String> r = chat("big", "y");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("x-continuum-fallback-model")).hasValue("small");
+        } finally {
+            a.restart();
+        }
+    }
+
+    // ------------------------------------------------------------------ ConsistentHash
+
+    @Test
+    void consistentHashOnAHeaderSticksEachSessionToOneBackend() {
+        apply("selection_strategy: ConsistentHash\nconsistent_hash: {key: header, header: x-session-id}");
+        Set<String> homes = new HashSet<>();
+        for (int s = 0; s < 12; s++) {
+            Set<String> used = new HashSet<>();
+            for (int i = 0; i < 4; i++) {
+                HttpResponse<String> r = chat("m", "q" + i, "x-session-id", "session-" + s);
+                assertThat(r.statusCode()).isEqualTo(200);
+                used.add(servedBy());
+            }
+            assertThat(used).as("session %d", s).hasSize(1);
+            homes.addAll(used);
+        }
+        assertThat(homes).as("sessions spread over the backends").hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void consistentHashOnTheFirstUserMessageKeepsAConversationTogether() {
+        apply("selection_strategy: ConsistentHash\nconsistent_hash: {key: first_user_message}");
+        Set<String> homes = new HashSet<>();
+        for (int s = 0; s < 12; s++) {
+            Set<String> used = new HashSet<>();
+            for (int i = 0; i < 3; i++) {
+                // Same first user message, growing conversation after it.
+                String body = "{\"model\":\"m\",\"messages\":[{\"content\":\"topic " + s + "\",\"role\":\"user\"},"
+                        + "{\"role\":\"assistant\",\"content\":\"a" + i + "\"},{\"role\":\"user\",\"content\":\"more " + i
+                        + "\"}]}";
+                assertThat(router.post("/v1/chat/completions", body).statusCode()).isEqualTo(200);
+                used.add(servedBy());
+            }
+            assertThat(used).as("conversation %d", s).hasSize(1);
+            homes.addAll(used);
+        }
+        assertThat(homes).hasSizeGreaterThan(1);
+    }
+
+    /** The one upstream that got a request since the last call; clears the records. */
+    private String servedBy() {
+        String who = null;
+        for (TestUpstream u : List.of(a, b, c)) {
+            if (u.completionCount() > 0) {
+                assertThat(who).isNull();
+                who = u.name();
+            }
+            u.clearRecorded();
+        }
+        assertThat(who).isNotNull();
+        return who;
+    }
+
+    // ------------------------------------------------------------------ embeddings, rerank, health_check
+
+    @Test
+    void embeddingsAndRerankGoToABackendServingTheModel() {
+        HttpResponse<String> e = router.post("/v1/embeddings", "{\"model\":\"small\",\"input\":\"hello\"}");
+        HttpResponse<String> r = router.post("/v1/rerank",
+                "{\"model\":\"big\",\"query\":\"q\",\"documents\":[\"x\",\"y\"]}");
+
+        assertThat(e.statusCode()).isEqualTo(200);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(b.completionRequests()).singleElement().satisfies(q -> assertThat(q.path()).isEqualTo("/v1/embeddings"));
+        assertThat(a.completionRequests()).singleElement().satisfies(q -> assertThat(q.path()).isEqualTo("/v1/rerank"));
+        assertThat(router.post("/v1/embeddings", "{\"model\":\"nobody\",\"input\":\"x\"}").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aBackendsOwnHealthCheckReplacesTheGlobalKeysItNames() {
+        String yaml = """
+                server: {bind_address: "127.0.0.1:0"}
+                health_checks: {enabled: true, interval: 200ms, timeout: 150ms, endpoint: /v1/models}
+                backends:
+                  - {name: a, url: "%s", models: [m], health_check: {endpoint: /health}}
+                  - {name: b, url: "%s", models: [m]}
+                """.formatted(a.baseUrl(), b.baseUrl());
+        router.server.apply(ConfigLoader.builder().build().loadString(yaml).orThrow());
+        try {
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                assertThat(a.requests(q -> q.method().equals("GET") && q.path().equals("/health"))).isNotEmpty();
+                assertThat(b.requests(q -> q.method().equals("GET") && q.path().equals("/v1/models"))).isNotEmpty();
+            });
+            assertThat(a.requests(q -> q.method().equals("GET") && q.path().equals("/v1/models"))).isEmpty();
+        } finally {
+            apply("");
+        }
+    }
+
+    private double counter(String series) {
+        for (String line : router.scrape().split("\n")) {
+            if (line.startsWith(series)) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
+    }
+}
