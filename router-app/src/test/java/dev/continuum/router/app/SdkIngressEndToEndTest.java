@@ -298,6 +298,7 @@ class SdkIngressEndToEndTest {
                             + "[{\"role\":\"user\",\"content\":\"hi\"}]}"})) {
                 double selections = metric(base, "continuum_dynamo_selection_total", "role=\"decode\"");
                 double retries = metric(base, "continuum_retries_total", "");
+                double requests = metric(base, "disaggregated_requests_total", "");
                 for (int i = 0; i < 4; i++) {
                     HttpResponse<String> r = send(base, "POST", route[0], route[1]);
                     assertThat(r.statusCode()).as(route[0] + ": " + r.body()).isEqualTo(200);
@@ -307,6 +308,8 @@ class SdkIngressEndToEndTest {
                 assertThat(retried).as(route[0]).isPositive();
                 // One selection per send behind a converting ingress; one per request on the chat route.
                 assertThat(selected).as(route[0]).isEqualTo(route[0].equals("/v1/chat/completions") ? 4 : 4 + retried);
+                // Counted once per request however many plans its sends took.
+                assertThat(metric(base, "disaggregated_requests_total", "") - requests).as(route[0]).isEqualTo(4);
             }
         }
     }

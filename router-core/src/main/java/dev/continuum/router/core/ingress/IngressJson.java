@@ -2,6 +2,7 @@ package dev.continuum.router.core.ingress;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -15,6 +16,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The JSON the ingresses read and write. Bodies arrive already bounded by the server's body limit; the
@@ -67,7 +69,7 @@ public final class IngressJson {
     }
 
     /** Like {@link #readResponse}, null when the bytes are not JSON (error bodies may be anything). */
-    public static @org.jspecify.annotations.Nullable JsonNode readLenient(ByteBuf body) {
+    public static @Nullable JsonNode readLenient(ByteBuf body) {
         try {
             return readResponse(body);
         } catch (IngressConverter.InvalidResponse e) {
@@ -98,6 +100,23 @@ public final class IngressJson {
         } catch (IOException e) {
             throw new IllegalStateException("writing JSON to memory failed", e);
         }
+        out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Appends one SSE event whose data is {@code head}, {@code value} as a JSON string, then {@code tail}:
+     * the streams' per-token events, written without building a tree (the head and tail are the caller's
+     * constant JSON around the one client-visible string).
+     */
+    public static void writeStringEvent(ByteBuf out, String event, String head, String value, String tail) {
+        out.writeCharSequence("event: ", StandardCharsets.US_ASCII);
+        out.writeCharSequence(event, StandardCharsets.UTF_8);
+        out.writeCharSequence("\ndata: ", StandardCharsets.US_ASCII);
+        out.writeCharSequence(head, StandardCharsets.UTF_8);
+        out.writeByte('"');
+        out.writeBytes(JsonStringEncoder.getInstance().quoteAsUTF8(value));
+        out.writeByte('"');
+        out.writeCharSequence(tail, StandardCharsets.UTF_8);
         out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
     }
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The router's Anthropic Messages and Responses routes through the real server, a real upstream and a test hook
- * that pins every send: the spec's refusal mapping on both ingresses (buffered and at a stream's head), the
+ * that pins every send: the refusal mapping of docs/ingresses.md on both ingresses (buffered and at a stream's head), the
  * router's own errors in each wire's shape, count_tokens answered without a dispatch, and the compact
  * passthrough forwarded as sent and never pinned.
  */

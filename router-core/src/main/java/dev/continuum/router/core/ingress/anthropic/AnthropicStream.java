@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One streamed chat completion as Anthropic's event sequence: {@code message_start}, {@code ping}, then per
@@ -35,7 +36,7 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
     private int[] toolBlocks = new int[0];
     private boolean sawToolCall;
     private String finishReason = "";
-    private @org.jspecify.annotations.Nullable String matchedStop;
+    private @Nullable String matchedStop;
     private long inputTokens;
     private long outputTokens;
 
@@ -128,9 +129,8 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
             ev.putObject("content_block").put("type", "text").put("text", "");
             IngressJson.writeEvent(out, "content_block_start", ev);
         }
-        ObjectNode ev = IngressJson.object().put("type", "content_block_delta").put("index", open);
-        ev.putObject("delta").put("type", "text_delta").put("text", text);
-        IngressJson.writeEvent(out, "content_block_delta", ev);
+        IngressJson.writeStringEvent(out, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":" + open
+                + ",\"delta\":{\"type\":\"text_delta\",\"text\":", text, "}}");
     }
 
     private void toolCall(JsonNode call, ByteBuf out) throws IngressConverter.InvalidResponse {
@@ -162,9 +162,8 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
         }
         String args = IngressJson.text(fn.path("arguments"));
         if (!args.isEmpty()) {
-            ObjectNode ev = IngressJson.object().put("type", "content_block_delta").put("index", open);
-            ev.putObject("delta").put("type", "input_json_delta").put("partial_json", args);
-            IngressJson.writeEvent(out, "content_block_delta", ev);
+            IngressJson.writeStringEvent(out, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":"
+                    + open + ",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", args, "}}");
         }
     }
 

@@ -11,8 +11,23 @@ final class ResponseObjects {
     private ResponseObjects() {
     }
 
+    /** The longest upstream ID kept in the response's ID. */
+    private static final int MAX_ID = 64;
+
+    /**
+     * {@code resp_} and the upstream's chat ID, kept to {@code [A-Za-z0-9_-]} and {@link #MAX_ID} characters: the
+     * item IDs built from it are written into stream events without escaping.
+     */
     static String responseId(String chatId) {
-        return chatId.startsWith("resp_") ? chatId : "resp_" + (chatId.isEmpty() ? "continuum" : chatId);
+        StringBuilder sb = new StringBuilder(5 + Math.min(chatId.length(), MAX_ID)).append("resp_");
+        int start = chatId.startsWith("resp_") ? 5 : 0;
+        for (int i = start; i < chatId.length() && sb.length() < 5 + MAX_ID; i++) {
+            char c = chatId.charAt(i);
+            if (c < 128 && (Character.isLetterOrDigit(c) || c == '_' || c == '-')) {
+                sb.append(c);
+            }
+        }
+        return sb.length() == 5 ? "resp_continuum" : sb.toString();
     }
 
     /** The envelope with {@code status}; the caller adds {@code output} and {@code usage}. */

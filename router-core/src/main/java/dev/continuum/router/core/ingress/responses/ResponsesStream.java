@@ -133,15 +133,24 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         }
     }
 
+    /** The open item's ID, made once when it opens. */
+    private String openItemId = "";
+
     private String openId() {
-        return ResponseObjects.itemId(openTool == NONE ? "msg" : "fc", id, open);
+        return openItemId;
+    }
+
+    private void open(int tool) {
+        open = output.size();
+        output.addNull(); // its place, filled when it completes
+        openTool = tool;
+        openItemId = ResponseObjects.itemId(tool == NONE ? "msg" : "fc", id, open);
     }
 
     private void text(String text, ByteBuf out) throws IngressConverter.InvalidResponse {
         if (open == NONE || openTool != NONE) {
             closeItem(out);
-            open = output.size();
-            output.addNull(); // its place, filled when it completes
+            open(NONE);
             ObjectNode added = IngressJson.object().put("type", "response.output_item.added").put("output_index", open);
             added.set("item", ResponseObjects.message(openId(), "in_progress", ""));
             emit(out, added);
@@ -152,10 +161,10 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         }
         hold(text.length());
         openText.append(text);
-        ObjectNode ev = IngressJson.object().put("type", "response.output_text.delta").put("item_id", openId())
-                .put("output_index", open).put("content_index", 0).put("delta", text);
-        ev.putArray("logprobs");
-        emit(out, ev);
+        // The per-token event, written directly (item IDs are ASCII the router made: no escaping needed).
+        IngressJson.writeStringEvent(out, "response.output_text.delta", "{\"type\":\"response.output_text.delta\","
+                + "\"item_id\":\"" + openId() + "\",\"output_index\":" + open + ",\"content_index\":0,\"delta\":", text,
+                ",\"logprobs\":[],\"sequence_number\":" + sequence++ + "}");
     }
 
     private void toolCall(JsonNode call, ByteBuf out) throws IngressConverter.InvalidResponse {
@@ -171,9 +180,7 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         JsonNode fn = call.path("function");
         if (toolItems[tool] == NONE) {
             closeItem(out);
-            open = output.size();
-            output.addNull();
-            openTool = tool;
+            open(tool);
             toolItems[tool] = open;
             openCallId = call.path("id").asText("call_" + tool);
             openName = fn.path("name").asText("");
@@ -188,8 +195,9 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         if (!args.isEmpty()) {
             hold(args.length());
             openText.append(args);
-            emit(out, IngressJson.object().put("type", "response.function_call_arguments.delta")
-                    .put("item_id", openId()).put("output_index", open).put("delta", args));
+            IngressJson.writeStringEvent(out, "response.function_call_arguments.delta",
+                    "{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"" + openId()
+                            + "\",\"output_index\":" + open + ",\"delta\":", args, ",\"sequence_number\":" + sequence++ + "}");
         }
     }
 
