@@ -1,7 +1,7 @@
 package dev.continuum.router.core.ingress.anthropic;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.ingress.ChatChunk;
 import dev.continuum.router.core.ingress.IngressJson;
 import dev.continuum.router.core.ingress.UpstreamError;
 import dev.continuum.router.core.proxy.IngressConverter;
@@ -51,34 +51,29 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
                 finish(out);
                 return out;
             }
-            JsonNode chunk = IngressJson.readResponse(data);
-            if (chunk.has("error")) {
+            ChatChunk chunk = ChatChunk.read(data);
+            if (chunk.error()) {
                 // An error after the 200 head (the pin refused mid-stream, say): relayed as the stream's end.
                 done = true;
                 IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(500, UpstreamError.of(500, data)));
                 return out;
             }
-            start(chunk, out);
-            JsonNode choice = chunk.path("choices").path(0);
-            JsonNode delta = choice.path("delta");
-            String text = IngressJson.text(delta.path("content"));
-            if (!text.isEmpty()) {
-                text(text, out);
+            start(chunk.id(), chunk.model(), out);
+            if (!chunk.content().isEmpty()) {
+                text(chunk.content(), out);
             }
-            JsonNode calls = delta.path("tool_calls");
-            for (int i = 0; i < calls.size(); i++) {
-                toolCall(calls.get(i), out);
+            for (ChatChunk.ToolCallDelta call : chunk.toolCalls()) {
+                toolCall(call, out);
             }
-            JsonNode finish = choice.path("finish_reason");
-            if (finish.isTextual()) {
-                finishReason = finish.asText();
-                JsonNode matched = choice.path("stop_reason");
-                matchedStop = matched.isTextual() ? matched.asText() : null;
+            String finish = chunk.finishReason();
+            if (finish != null) {
+                finishReason = finish;
+                matchedStop = chunk.matchedStop();
             }
-            JsonNode usage = chunk.path("usage");
-            if (usage.isObject()) {
-                inputTokens = usage.path("prompt_tokens").asLong(inputTokens);
-                outputTokens = usage.path("completion_tokens").asLong(outputTokens);
+            ChatChunk.Usage usage = chunk.usage();
+            if (usage != null) {
+                inputTokens = usage.promptTokens();
+                outputTokens = usage.completionTokens();
             }
             return out;
         } catch (IngressConverter.InvalidResponse | RuntimeException e) {
@@ -100,16 +95,16 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
         return data.readableBytes() == 6 && data.toString(StandardCharsets.US_ASCII).equals("[DONE]");
     }
 
-    private void start(JsonNode chunk, ByteBuf out) {
+    private void start(String id, String model, ByteBuf out) {
         if (started) {
             return;
         }
         started = true;
         ObjectNode message = IngressJson.object();
-        message.put("id", AnthropicResponses.messageId(chunk.path("id").asText("")));
+        message.put("id", AnthropicResponses.messageId(id));
         message.put("type", "message");
         message.put("role", "assistant");
-        message.put("model", chunk.path("model").asText(""));
+        message.put("model", model);
         message.putArray("content");
         message.putNull("stop_reason");
         message.putNull("stop_sequence");
@@ -133,8 +128,8 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
                 + ",\"delta\":{\"type\":\"text_delta\",\"text\":", text, "}}");
     }
 
-    private void toolCall(JsonNode call, ByteBuf out) throws IngressConverter.InvalidResponse {
-        int tool = call.path("index").asInt(0);
+    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+        int tool = call.index();
         if (tool < 0 || tool >= MAX_TOOL_CALLS) {
             throw new IngressConverter.InvalidResponse("tool call index out of range");
         }
@@ -144,7 +139,6 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
             toolBlocks = Arrays.copyOf(toolBlocks, Math.min(MAX_TOOL_CALLS, Math.max(4, tool + 1) * 2));
             Arrays.fill(toolBlocks, old, toolBlocks.length, NONE);
         }
-        JsonNode fn = call.path("function");
         if (toolBlocks[tool] == NONE) {
             closeBlock(out);
             open = nextBlock++;
@@ -152,15 +146,17 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
             toolBlocks[tool] = open;
             ObjectNode ev = IngressJson.object().put("type", "content_block_start").put("index", open);
             ObjectNode block = ev.putObject("content_block").put("type", "tool_use");
-            block.put("id", call.path("id").asText("toolu_" + tool));
-            block.put("name", fn.path("name").asText(""));
+            String id = call.id();
+            String name = call.name();
+            block.put("id", id == null ? "toolu_" + tool : id);
+            block.put("name", name == null ? "" : name);
             block.putObject("input");
             IngressJson.writeEvent(out, "content_block_start", ev);
         } else if (toolBlocks[tool] != open) {
             // Fragments of an earlier call after another block opened: Anthropic's blocks do not interleave.
             throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
         }
-        String args = IngressJson.text(fn.path("arguments"));
+        String args = call.arguments();
         if (!args.isEmpty()) {
             IngressJson.writeStringEvent(out, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":"
                     + open + ",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", args, "}}");
@@ -179,7 +175,7 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
     private void finish(ByteBuf out) {
         done = true;
         if (!started) {
-            start(IngressJson.object(), out);
+            start("", "", out);
         }
         closeBlock(out);
         ObjectNode choice = IngressJson.object().put("finish_reason", finishReason);

@@ -86,15 +86,17 @@ final class ResponseObjects {
     }
 
     static ObjectNode usage(JsonNode chatUsage) {
-        ObjectNode u = IngressJson.object();
-        long in = chatUsage.path("prompt_tokens").asLong(0);
-        long out = chatUsage.path("completion_tokens").asLong(0);
-        u.put("input_tokens", in);
-        u.putObject("input_tokens_details").put("cached_tokens",
-                chatUsage.path("prompt_tokens_details").path("cached_tokens").asLong(0));
-        u.put("output_tokens", out);
-        u.putObject("output_tokens_details").put("reasoning_tokens",
+        return usage(chatUsage.path("prompt_tokens").asLong(0), chatUsage.path("completion_tokens").asLong(0),
+                chatUsage.path("prompt_tokens_details").path("cached_tokens").asLong(0),
                 chatUsage.path("completion_tokens_details").path("reasoning_tokens").asLong(0));
+    }
+
+    static ObjectNode usage(long in, long out, long cached, long reasoning) {
+        ObjectNode u = IngressJson.object();
+        u.put("input_tokens", in);
+        u.putObject("input_tokens_details").put("cached_tokens", cached);
+        u.put("output_tokens", out);
+        u.putObject("output_tokens_details").put("reasoning_tokens", reasoning);
         long total = in + out;
         u.put("total_tokens", total < 0 ? Long.MAX_VALUE : total);
         return u;

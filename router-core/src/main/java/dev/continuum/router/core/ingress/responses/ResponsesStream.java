@@ -1,8 +1,8 @@
 package dev.continuum.router.core.ingress.responses;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.ingress.ChatChunk;
 import dev.continuum.router.core.ingress.IngressJson;
 import dev.continuum.router.core.ingress.UpstreamError;
 import dev.continuum.router.core.proxy.IngressConverter;
@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One streamed chat completion as the Responses event sequence: {@code response.created},
@@ -47,7 +48,7 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
     private int[] toolItems = new int[0];
     private long held;
     private String finishReason = "";
-    private JsonNode usage = IngressJson.object();
+    private ChatChunk.@Nullable Usage usage;
 
     @Override
     public ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws IngressConverter.InvalidResponse {
@@ -60,8 +61,8 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
                 finish(out);
                 return out;
             }
-            JsonNode chunk = IngressJson.readResponse(data);
-            if (chunk.has("error")) {
+            ChatChunk chunk = ChatChunk.read(data);
+            if (chunk.error()) {
                 done = true;
                 UpstreamError e = UpstreamError.of(500, data);
                 ObjectNode ev = IngressJson.object().put("type", "error");
@@ -70,21 +71,19 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
                 return out;
             }
             start(chunk, out);
-            JsonNode choice = chunk.path("choices").path(0);
-            JsonNode delta = choice.path("delta");
-            String text = IngressJson.text(delta.path("content"));
-            if (!text.isEmpty()) {
-                text(text, out);
+            if (!chunk.content().isEmpty()) {
+                text(chunk.content(), out);
             }
-            JsonNode calls = delta.path("tool_calls");
-            for (int i = 0; i < calls.size(); i++) {
-                toolCall(calls.get(i), out);
+            for (ChatChunk.ToolCallDelta call : chunk.toolCalls()) {
+                toolCall(call, out);
             }
-            if (choice.path("finish_reason").isTextual()) {
-                finishReason = choice.path("finish_reason").asText();
+            String finish = chunk.finishReason();
+            if (finish != null) {
+                finishReason = finish;
             }
-            if (chunk.path("usage").isObject()) {
-                usage = chunk.path("usage");
+            ChatChunk.Usage u = chunk.usage();
+            if (u != null) {
+                usage = u;
             }
             return out;
         } catch (IngressConverter.InvalidResponse | RuntimeException e) {
@@ -107,14 +106,14 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         IngressJson.writeEvent(out, event.path("type").asText(), event);
     }
 
-    private void start(JsonNode chunk, ByteBuf out) {
+    private void start(@Nullable ChatChunk chunk, ByteBuf out) {
         if (started) {
             return;
         }
         started = true;
-        id = ResponseObjects.responseId(chunk.path("id").asText(""));
-        createdAt = chunk.path("created").asLong(0);
-        model = chunk.path("model").asText("");
+        id = ResponseObjects.responseId(chunk == null ? "" : chunk.id());
+        createdAt = chunk == null ? 0 : chunk.created();
+        model = chunk == null ? "" : chunk.model();
         ObjectNode r = ResponseObjects.response(id, createdAt, model, "in_progress");
         emit(out, withResponse("response.created", r));
         emit(out, withResponse("response.in_progress", r));
@@ -167,8 +166,8 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
                 ",\"logprobs\":[],\"sequence_number\":" + sequence++ + "}");
     }
 
-    private void toolCall(JsonNode call, ByteBuf out) throws IngressConverter.InvalidResponse {
-        int tool = call.path("index").asInt(0);
+    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+        int tool = call.index();
         if (tool < 0 || tool >= MAX_TOOL_CALLS) {
             throw new IngressConverter.InvalidResponse("tool call index out of range");
         }
@@ -177,13 +176,14 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
             toolItems = Arrays.copyOf(toolItems, Math.min(MAX_TOOL_CALLS, Math.max(4, tool + 1) * 2));
             Arrays.fill(toolItems, old, toolItems.length, NONE);
         }
-        JsonNode fn = call.path("function");
         if (toolItems[tool] == NONE) {
             closeItem(out);
             open(tool);
             toolItems[tool] = open;
-            openCallId = call.path("id").asText("call_" + tool);
-            openName = fn.path("name").asText("");
+            String callId = call.id();
+            String name = call.name();
+            openCallId = callId == null ? "call_" + tool : callId;
+            openName = name == null ? "" : name;
             hold(openCallId.length() + openName.length());
             ObjectNode added = IngressJson.object().put("type", "response.output_item.added").put("output_index", open);
             added.set("item", ResponseObjects.functionCall(openId(), openCallId, openName, "", "in_progress"));
@@ -191,7 +191,7 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         } else if (toolItems[tool] != open) {
             throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
         }
-        String args = IngressJson.text(fn.path("arguments"));
+        String args = call.arguments();
         if (!args.isEmpty()) {
             hold(args.length());
             openText.append(args);
@@ -233,13 +233,15 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
     private void finish(ByteBuf out) {
         done = true;
         if (!started) {
-            start(IngressJson.object(), out);
+            start(null, out);
         }
         closeItem(out);
         ObjectNode r = ResponseObjects.response(id, createdAt, model, "completed");
         r.set("output", output);
         ResponseObjects.finish(r, finishReason);
-        r.set("usage", ResponseObjects.usage(usage));
+        ChatChunk.Usage u = usage;
+        r.set("usage", u == null ? ResponseObjects.usage(IngressJson.object())
+                : ResponseObjects.usage(u.promptTokens(), u.completionTokens(), u.cachedTokens(), u.reasoningTokens()));
         emit(out, withResponse(r.path("status").asText().equals("completed") ? "response.completed"
                 : "response.incomplete", r));
     }
