@@ -12,9 +12,12 @@ import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadResult;
 import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.core.ingress.Ingresses;
+import dev.continuum.router.core.ingress.anthropic.EstimatedTokens;
 import dev.continuum.router.core.lifecycle.LifecycleStack;
 import dev.continuum.router.core.lifecycle.Lifecycles;
 import dev.continuum.router.core.lifecycle.OwnedExecutor;
+import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.shim.LoadBasedPicking;
@@ -161,6 +164,9 @@ final class RouterProcess implements AutoCloseable {
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
                 .blockingExecutor(blocking.executor())
+                // Anthropic Messages and Responses beside the OpenAI routes; count_tokens estimates until a
+                // tokenizer-backed counter is wired here.
+                .proxyOptions(Ingresses.standard(ProxyOptions.defaults(), new EstimatedTokens()))
                 .routeExact("/health", health)
                 .routeExact("/healthz", health)
                 .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))

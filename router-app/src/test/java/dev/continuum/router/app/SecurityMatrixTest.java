@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  * real upstream recording what it received:
  *
  * <ul>
- *   <li>client pins are stripped on every proxied route, in every spelling and case, from headers and from
- *       the body's {@code nvext}, and {@code x-tenant-id} is kept;</li>
+ *   <li>client pins are stripped on every proxied route (the OpenAI ones, the Anthropic Messages and Responses
+ *       ingresses, the Responses compact passthrough), in every spelling and case, from headers and from the
+ *       body's {@code nvext}, and {@code x-tenant-id} is kept;</li>
  *   <li>every admin path and method, with every wrong credential and path trick, never answers 2xx without
  *       the right token; {@code /health} and {@code /metrics} need none;</li>
  *   <li>no configured secret (admin token, client API key, bypass key, backend API key, etcd password, a
@@ -107,7 +108,8 @@ class SecurityMatrixTest {
         root.addAppender(appender);
         // A fixed answer: the default one echoes the request headers, the backend key among them.
         upstream = TestUpstream.start("secure").models("m")
-                .defaultReply(Reply.status(200, "{\"id\":\"x\",\"object\":\"chat.completion\",\"choices\":[]}"));
+                .defaultReply(Reply.status(200, "{\"id\":\"x\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
+                        + "\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"));
         config = dir.resolve("config.yaml");
         Files.writeString(config, goodConfig());
         Map<String, String> env = Map.of();
@@ -168,13 +170,30 @@ class SecurityMatrixTest {
     void clientPinsAreStrippedOnEveryProxiedRouteAndSpellingAndTheTenantIsKept() throws Exception {
         String nvext = "\"nvext\":{\"backend_instance_id\":1,\"prefill_worker_id\":2,\"decode_worker_id\":3,"
                 + "\"dp_rank\":0,\"prefill_dp_rank\":0,\"token_data\":[1,2],\"annotations\":[\"kept\"]}";
+        String messages = "\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],";
+        // {method, client path, body, upstream path}; the converting ingresses build a new chat body, so none of
+        // the client's nvext reaches the upstream there (a passthrough keeps the fields that are not pins).
         List<String[]> routes = List.of(
-                new String[] {"POST", "/v1/chat/completions", "{\"model\":\"m\",\"messages\":[]," + nvext + "}"},
+                new String[] {"POST", "/v1/chat/completions", "{\"model\":\"m\",\"messages\":[]," + nvext + "}",
+                    "/v1/chat/completions"},
                 new String[] {"POST", "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true,\"messages\":[],"
-                        + nvext + "}"},
-                new String[] {"POST", "/v1/completions", "{\"model\":\"m\",\"prompt\":\"x\"," + nvext + "}"},
+                        + nvext + "}", "/v1/chat/completions"},
+                new String[] {"POST", "/v1/completions", "{\"model\":\"m\",\"prompt\":\"x\"," + nvext + "}",
+                    "/v1/completions"},
                 new String[] {"POST", "/v1/completions", "{\"model\":\"m\",\"stream\":true,\"prompt\":\"x\","
-                        + nvext + "}"});
+                        + nvext + "}", "/v1/completions"},
+                new String[] {"POST", "/v1/messages", "{\"model\":\"m\"," + messages + nvext + "}",
+                    "/v1/chat/completions"},
+                new String[] {"POST", "/v1/messages", "{\"model\":\"m\",\"stream\":true," + messages + nvext + "}",
+                    "/v1/chat/completions"},
+                new String[] {"POST", "/anthropic/v1/messages", "{\"model\":\"m\"," + messages + nvext + "}",
+                    "/v1/chat/completions"},
+                new String[] {"POST", "/v1/responses", "{\"model\":\"m\",\"input\":\"x\"," + nvext + "}",
+                    "/v1/chat/completions"},
+                new String[] {"POST", "/v1/responses", "{\"model\":\"m\",\"stream\":true,\"input\":\"x\","
+                        + nvext + "}", "/v1/chat/completions"},
+                new String[] {"POST", "/v1/responses/compact", "{\"model\":\"m\",\"input\":\"x\"," + nvext + "}",
+                    "/v1/responses/compact"});
         for (boolean unix : List.of(false, true)) {
             for (String[] route : routes) {
                 // All spellings at once, then each alone (a stripper that stops at the first match is caught).
@@ -189,9 +208,11 @@ class SecurityMatrixTest {
                             + "x-tenant-id: tenant-7\r\n");
                     pins.forEach(h -> headers.append(h[0]).append(": ").append(h[1]).append("\r\n"));
                     Raw r = raw(unix, route[0], route[1], headers.toString(), route[2]);
+                    // The test upstream serves chat and completions only: it answers the compact passthrough 404,
+                    // after recording what it received.
                     assertThat(r.status()).as("%s %s (unix %s): %s", route[0], route[1], unix, r.text())
-                            .isEqualTo(200);
-                    List<RecordedRequest> seen = upstream.requests(q -> q.path().equals(route[1]));
+                            .isEqualTo(route[3].equals("/v1/responses/compact") ? 404 : 200);
+                    List<RecordedRequest> seen = upstream.requests(q -> q.path().equals(route[3]));
                     assertThat(seen).as(route[1]).hasSize(1);
                     RecordedRequest got = seen.get(0);
                     assertThat(got.headers().keySet()).as("%s %s", route[0], route[1])
@@ -200,6 +221,10 @@ class SecurityMatrixTest {
                                     "x-data-parallel-rank", "x-prefill-dp-rank");
                     assertThat(got.header("x-tenant-id")).isEqualTo("tenant-7");
                     JsonNode sent = JSON.readTree(got.body());
+                    if (!route[1].equals(route[3])) {
+                        assertThat(sent.has("nvext")).as("nvext converted on %s", route[1]).isFalse();
+                        continue;
+                    }
                     for (String field : NVEXT_PINS) {
                         assertThat(sent.get("nvext").has(field)).as("nvext.%s on %s", field, route[1]).isFalse();
                     }

@@ -38,10 +38,13 @@ final class DisaggregatedMetrics {
     }
 
     void ended(RoutingPath planned, DispatchPlan.Outcome outcome) {
+        if (outcome == DispatchPlan.Outcome.RESENT) {
+            return; // one send of a converted request; the request is counted by its last plan
+        }
         switch (outcome) {
             case REFUSED -> orchestrationErrors.increment();
             case FELL_BACK, FAILED -> decodeErrors.increment();
-            case SERVED, ABANDONED -> { }
+            case SERVED, ABANDONED, RESENT -> { }
         }
         request(outcome == DispatchPlan.Outcome.FELL_BACK ? RoutingPath.FALLBACK : planned);
     }

@@ -44,7 +44,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * An emulator of {@code dynamo.frontend --router-mode direct}, written from upstream's direct mode (not from
  * the router): it resolves the {@code x-dynamo-*} pins (and their older aliases) against a simulated fleet,
- * answers a chat completion buffered or as SSE tokens at a configurable rate, and counts what each pinned
+ * answers a chat completion buffered or as SSE tokens at a configurable rate (text, or a tool call when tools are
+ * offered: {@link ChatAnswer}), records the last requests it accepted, and counts what each pinned
  * worker received.
  *
  * <p>Pins are read as upstream reads them: decimal u64 instance IDs and u32 ranks, an unparsable value
@@ -179,6 +180,9 @@ public final class DirectFrontend implements AutoCloseable {
     private final EventLoopGroup group;
     private final AtomicReference<Map<Long, Worker>> fleet;
     private final Map<Long, AtomicLong> served = new ConcurrentHashMap<>();
+    /** The last {@link #MAX_RECEIVED} requests served, oldest first. */
+    private final java.util.Deque<Received> received = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    private static final int MAX_RECEIVED = 256;
     private volatile Engine engine = immediate(InFlight.NONE);
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
@@ -231,6 +235,24 @@ public final class DirectFrontend implements AutoCloseable {
     /** The engine that paces the accepted requests (a {@link SimFleet}'s workers); replaces the previous one. */
     public void engine(Engine next) {
         this.engine = next;
+    }
+
+    /** One chat completion the emulator accepted: its headers (lower-case names) and body, as received. */
+    public record Received(Map<String, String> headers, String body) {
+    }
+
+    /** The last chat completions accepted (at most 256), oldest first. */
+    public List<Received> received() {
+        return List.copyOf(received);
+    }
+
+    private void record(HttpHeaders h, String body) {
+        Map<String, String> headers = new java.util.LinkedHashMap<>();
+        h.forEach(e -> headers.putIfAbsent(e.getKey().toLowerCase(java.util.Locale.ROOT), e.getValue()));
+        received.addLast(new Received(Map.copyOf(headers), body));
+        while (received.size() > MAX_RECEIVED) {
+            received.pollFirst();
+        }
     }
 
     /** Requests served with {@code instanceId} pinned (as decode or as prefill worker). */
@@ -360,17 +382,15 @@ public final class DirectFrontend implements AutoCloseable {
             onClose.set(l);
             ctx.channel().closeFuture().addListener(l);
             String body = request.content().toString(StandardCharsets.UTF_8);
-            boolean stream = body.replace(" ", "").contains("\"stream\":true");
-            new Answer(ctx, keepAlive, stream, ticket, done).nextStep(0);
+            frontend.record(request.headers(), body);
+            new Answer(ctx, keepAlive, ChatAnswer.of(body, promptTokens), ticket, done).nextStep(0);
         }
 
-        private static void respondCompletion(ChannelHandlerContext ctx, boolean keepAlive) {
+        private void respondCompletion(ChannelHandlerContext ctx, boolean keepAlive, ChatAnswer answer) {
             if (!ctx.channel().isActive()) {
                 return;
             }
-            respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"id\":\"chatcmpl-sim\",\"object\":\"chat.completion\","
-                    + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from the "
-                    + "simulated fleet.\"},\"finish_reason\":\"stop\"}]}");
+            respond(ctx, keepAlive, HttpResponseStatus.OK, answer.completion(chunks));
         }
 
         /** The decode pin of a request {@link DirectFrontend#refusal} accepted: present by then. */
@@ -401,13 +421,15 @@ public final class DirectFrontend implements AutoCloseable {
             private final ChannelHandlerContext ctx;
             private final boolean keepAlive;
             private final boolean stream;
+            private final ChatAnswer answer;
             private final Ticket ticket;
             private final Runnable done;
 
-            Answer(ChannelHandlerContext ctx, boolean keepAlive, boolean stream, Ticket ticket, Runnable done) {
+            Answer(ChannelHandlerContext ctx, boolean keepAlive, ChatAnswer answer, Ticket ticket, Runnable done) {
                 this.ctx = ctx;
                 this.keepAlive = keepAlive;
-                this.stream = stream;
+                this.stream = answer.stream;
+                this.answer = answer;
                 this.ticket = ticket;
                 this.done = done;
             }
@@ -438,10 +460,11 @@ public final class DirectFrontend implements AutoCloseable {
                 if (sent >= chunks) {
                     done.run();
                     if (!stream) {
-                        respondCompletion(ctx, keepAlive);
+                        respondCompletion(ctx, keepAlive, answer);
                         return;
                     }
-                    ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8)));
+                    ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(answer.finish(chunks) + "data: [DONE]\n\n",
+                            StandardCharsets.UTF_8)));
                     var written = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
                     if (!keepAlive) {
                         written.addListener(ChannelFutureListener.CLOSE);
@@ -450,9 +473,9 @@ public final class DirectFrontend implements AutoCloseable {
                 }
                 ticket.token();
                 if (stream) {
-                    ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"object\":"
-                            + "\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok" + sent
-                            + " \"}}]}\n\n", StandardCharsets.UTF_8)));
+                    String data = answer.tool == null ? answer.tokenChunk(sent) : answer.toolChunk(sent);
+                    ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: " + data + "\n\n",
+                            StandardCharsets.UTF_8)));
                 }
                 if (chunkDelayMs > 0) {
                     ctx.executor().schedule(() -> nextStep(sent + 1), chunkDelayMs, TimeUnit.MILLISECONDS);

@@ -64,7 +64,12 @@ public record DispatchPlan(
         /** The plan's path failed without fallback (or with a 4xx relayed to a stream client). */
         FAILED,
         /** The request ended otherwise: the client left, or no plan backend could be tried. */
-        ABANDONED
+        ABANDONED,
+        /**
+         * The send on this plan failed and the request's next send took a fresh plan (converting ingresses pin
+         * every send); the request's ending is told to the last plan.
+         */
+        RESENT
     }
 
     /** Called exactly once per plan, on the request's event loop; must not block. */

@@ -58,9 +58,12 @@ final class PlanGuard {
     record Fallback(int upstreamStatus) implements Decision {
     }
 
-    private final DispatchPlan plan;
+    /** The current send's plan; replaced by {@link #repin} behind a converting ingress. */
+    private DispatchPlan plan;
     /** The request's standard candidates; the plan's pool is a subset of them. */
     private final List<Backend> standard;
+    /** Whether a send has used {@link #plan} already (the next one needs a fresh plan on a converted route). */
+    private boolean planUsed;
     private boolean ended;
     private boolean fellBack;
     private @Nullable HeldAnswer held;
@@ -71,7 +74,7 @@ final class PlanGuard {
     }
 
     /**
-     * Asks the hook, once per request, with the body as every attempt will send it; a plan narrows the
+     * Asks the hook, once per request (a converted request's later sends {@link #repin}), with the body as every attempt will send it; a plan narrows the
      * request to its backends ({@link #pool}). Null = standard routing (no plan, a failing hook, or no usable
      * backend; a plan none of whose backends is a candidate ends {@link DispatchPlan.Outcome#ABANDONED}).
      */
@@ -85,14 +88,7 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        DispatchPlan pl;
-        try {
-            pl = hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens()));
-        } catch (RuntimeException e) {
-            log.warn("dispatch hook failed; the request takes standard routing", e);
-            return null;
-        }
+        DispatchPlan pl = askHook(hook, p, usable, body);
         if (pl == null) {
             return null;
         }
@@ -102,6 +98,41 @@ final class PlanGuard {
             return null;
         }
         return g;
+    }
+
+    private static @Nullable DispatchPlan askHook(DispatchHook hook, ParsedRequest p, List<String> usable, ByteBuf body) {
+        try {
+            return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
+                    p.estimatedPromptTokens()));
+        } catch (RuntimeException e) {
+            log.warn("dispatch hook failed; the request takes standard routing", e);
+            return null;
+        }
+    }
+
+    /**
+     * A converted request's pin for the send about to go to {@code backend}: the first send uses the plan
+     * {@link #ask} made; every later one (a retry on the plan's path) asks the hook again with the same body,
+     * narrowed to {@code backend}, and the previous plan ends {@link DispatchPlan.Outcome#RESENT}. False when
+     * the hook has no plan for that backend now (the plan's path has failed; the caller falls back or fails).
+     */
+    boolean repin(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
+        if (!planUsed) {
+            planUsed = true;
+            return true;
+        }
+        DispatchPlan next = askHook(hook, p, List.of(backend.name()), body);
+        if (next == null) {
+            return false;
+        }
+        if (!next.backends().contains(backend.name())) {
+            tell(next, DispatchPlan.Outcome.ABANDONED);
+            return false;
+        }
+        end(DispatchPlan.Outcome.RESENT);
+        plan = next;
+        ended = false;
+        return true;
     }
 
     /** The candidates that are also the plan's backends, in configuration order. */
@@ -141,6 +172,10 @@ final class PlanGuard {
             return;
         }
         ended = true;
+        tell(plan, outcome);
+    }
+
+    private static void tell(DispatchPlan plan, DispatchPlan.Outcome outcome) {
         try {
             plan.listener().ended(outcome);
         } catch (RuntimeException e) {

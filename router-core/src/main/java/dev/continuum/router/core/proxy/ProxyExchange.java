@@ -86,7 +86,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private ByteBuf body;
     private boolean ownsBody;
     private @Nullable Candidates candidates;
-    /** The hook's plan for this request, or null on the standard path. Never re-made on a retry. */
+    /**
+     * The hook's plan for this request, or null on the standard path. On the chat route it is never re-made on
+     * a retry; behind a converting ingress every send takes a fresh one ({@link #pinThisSend}).
+     */
     private @Nullable PlanGuard guard;
     /** The current (or last) attempt; an event naming another attempt is stale. */
     private @Nullable Attempt attempt;
@@ -133,6 +136,11 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         caller = c;
         if (route.kind() == ProxyRoute.Kind.MODEL_LIST) {
             answer(ModelsListing.of(state, c.key(), clientCh.alloc()));
+            return;
+        }
+        ProxyRoute.LocalAnswer local = route.localAnswer();
+        if (local != null) {
+            answer(local.answer(request.content(), clientCh.alloc()));
             return;
         }
         // The hook is asked about chat bodies only, and only while disaggregated serving is on; a request it
@@ -213,6 +221,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         Attempt a = new Attempt(b, pick.permit(), service.options.nanoClock().getAsLong(), loop, this);
         attempt = a;
         arm(a, state.config.timeouts().firstByte(streamRequested(), b.config(), state.config.server()));
+        if (!pinThisSend(a)) {
+            pinnedFailure();
+            return;
+        }
         a.connect();
     }
 
@@ -224,6 +236,21 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private boolean streamRequested() {
         ParsedRequest p = parsed;
         return p != null && p.stream();
+    }
+
+    /**
+     * Behind a converting ingress every send on the plan's path is pinned afresh, narrowed to the backend
+     * this attempt picked (the first send uses the plan that chose the path); the chat route keeps its one
+     * plan. False when the hook has no pin for this send: the plan's path has failed.
+     */
+    private boolean pinThisSend(Attempt a) {
+        PlanGuard g = guard;
+        if (converter == null || g == null || !g.pinned()) {
+            return true;
+        }
+        DispatchHook hook = service.dispatchHook();
+        ParsedRequest p = parsed;
+        return hook != null && p != null && g.repin(hook, p, a.backend, body);
     }
 
     /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
@@ -725,7 +752,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             response.headers().set(ModelFallback.X_FALLBACK_MODEL, fm);
         }
         releaseRequest();
-        FullHttpResponse r = ResponseRelay.convertError(converter, response);
+        // The router's own 2xx answers (the model list, a local route's) are already in the client's wire.
+        FullHttpResponse r = response.status().code() < 300 ? response : ResponseRelay.convertError(converter, response);
         boolean close = client.closeAfterResponse();
         if (close) {
             r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

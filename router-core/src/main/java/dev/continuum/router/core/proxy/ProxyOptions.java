@@ -47,10 +47,11 @@ public record ProxyOptions(LongSupplier nanoClock, Clock wallClock, RateLimitLim
         return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, context, ingresses);
     }
 
-    /** Adds a converting ingress; its path must not be taken by a built-in route or another ingress. */
+    /** Adds an ingress (converted, passthrough or local); its path must not be taken by a built-in route or another ingress. */
     public ProxyOptions withIngress(ProxyRoute route) {
-        if (route.converter() == null) {
-            throw new IllegalArgumentException("ingresses: " + route + " (expected: a route made by ProxyRoute.converted)");
+        if (route.converter() == null && route.kind() != ProxyRoute.Kind.COMPLETIONS) {
+            throw new IllegalArgumentException("ingresses: " + route
+                    + " (expected: a route made by ProxyRoute.converted, passthrough or local)");
         }
         List<ProxyRoute> next = new ArrayList<>(ingresses);
         next.add(route);

@@ -1,6 +1,8 @@
 package dev.continuum.router.core.proxy;
 
 import dev.continuum.router.core.metrics.Endpoint;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +20,21 @@ public final class ProxyRoute {
         /** Forwards a body to a backend serving its {@code model} (completions, embeddings, rerank); no dispatch hook. */
         COMPLETIONS,
         /** Dispatches a chat-completion body (the dispatch hook may pin it). */
-        CHAT
+        CHAT,
+        /** Answered by the route's {@link LocalAnswer} after authentication and rate limits; nothing is dispatched. */
+        LOCAL
+    }
+
+    /**
+     * A {@code POST} answered by the router itself once the caller is admitted (an ingress's token count, say).
+     * Runs on the client's event loop: it must not block.
+     */
+    @FunctionalInterface
+    public interface LocalAnswer {
+        /**
+         * The response to {@code body} (borrowed); a complete response the caller owns, in the route's wire.
+         */
+        io.netty.handler.codec.http.FullHttpResponse answer(ByteBuf body, ByteBufAllocator alloc);
     }
 
     public static final ProxyRoute CHAT_COMPLETIONS =
@@ -37,12 +53,19 @@ public final class ProxyRoute {
     private final Endpoint endpoint;
     private final Kind kind;
     private final @Nullable IngressConverter converter;
+    private final @Nullable LocalAnswer local;
 
     private ProxyRoute(String path, Endpoint endpoint, Kind kind, @Nullable IngressConverter converter) {
+        this(path, endpoint, kind, converter, null);
+    }
+
+    private ProxyRoute(String path, Endpoint endpoint, Kind kind, @Nullable IngressConverter converter,
+                       @Nullable LocalAnswer local) {
         this.path = path;
         this.endpoint = endpoint;
         this.kind = kind;
         this.converter = converter;
+        this.local = local;
     }
 
     /**
@@ -51,12 +74,38 @@ public final class ProxyRoute {
      * turns back.
      */
     public static ProxyRoute converted(String path, Endpoint endpoint, IngressConverter converter) {
+        return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.CHAT,
+                Objects.requireNonNull(converter, "converter"));
+    }
+
+    /**
+     * A route at {@code path} ({@code POST}) that forwards the client's body as it is to the same path of the
+     * backend serving its {@code model}; the dispatch hook is never asked (nothing there is pinned).
+     */
+    public static ProxyRoute passthrough(String path, Endpoint endpoint) {
+        return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.COMPLETIONS, null);
+    }
+
+    /**
+     * A route at {@code path} ({@code POST}) answered by {@code answer} after authentication and rate limits,
+     * with the router's own errors in {@code errors}'s shape.
+     */
+    public static ProxyRoute local(String path, Endpoint endpoint, LocalAnswer answer, IngressConverter errors) {
+        return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.LOCAL,
+                Objects.requireNonNull(errors, "errors"), Objects.requireNonNull(answer, "answer"));
+    }
+
+    private static String absolute(String path) {
         Objects.requireNonNull(path, "path");
         if (!path.startsWith("/")) {
             throw new IllegalArgumentException("path: " + path + " (expected: an absolute path)");
         }
-        return new ProxyRoute(path, Objects.requireNonNull(endpoint, "endpoint"), Kind.CHAT,
-                Objects.requireNonNull(converter, "converter"));
+        return path;
+    }
+
+    /** A {@link Kind#LOCAL} route's answer, else null. */
+    public @Nullable LocalAnswer localAnswer() {
+        return local;
     }
 
     public String path() {
@@ -72,7 +121,10 @@ public final class ProxyRoute {
         return kind;
     }
 
-    /** The ingress's converter, or null when the client already speaks the upstream's wire. */
+    /**
+     * The ingress's converter, or null when the client already speaks the upstream's wire; on a
+     * {@link Kind#LOCAL} route only its error shape is used.
+     */
     public @Nullable IngressConverter converter() {
         return converter;
     }

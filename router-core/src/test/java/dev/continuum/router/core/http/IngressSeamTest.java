@@ -175,13 +175,16 @@ class IngressSeamTest {
     }
 
     @Test
-    void aRetryOnThePlansPathSendsTheConvertedBodyWithThePins() throws Exception {
+    void aRetryOnThePlansPathIsANewSendWithAFreshPlanNarrowedToItsBackend() throws Exception {
         start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
                 .disaggregated(true));
         List<DispatchPlan.Outcome> outcomes = new CopyOnWriteArrayList<>();
-        router.server.proxy().dispatchHook(req -> new DispatchPlan(List.of("a", "b"),
-                Map.of("x-dynamo-worker-instance-id", "7"), Map.of(), "pinned", "refused by the shim", "pin_refused",
-                outcomes::add));
+        List<List<String>> asked = new CopyOnWriteArrayList<>();
+        router.server.proxy().dispatchHook(req -> {
+            asked.add(req.usableBackends());
+            return new DispatchPlan(req.usableBackends(), Map.of("x-dynamo-worker-instance-id", "" + asked.size()),
+                    Map.of(), "pinned", "refused by the shim", "pin_refused", outcomes::add);
+        });
         a.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
         b.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
 
@@ -194,8 +197,35 @@ class IngressSeamTest {
         for (RecordedRequest r : sent) {
             assertThat(json(r.body())).isEqualTo(json(
                     "{\"model\":\"m\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}"));
-            assertThat(r.headers()).containsEntry("x-dynamo-worker-instance-id", List.of("7"));
         }
+        // The first send's plan chose among both; the retry's was asked for the one backend it went to, and
+        // each send carried its own plan's pin.
+        assertThat(asked).hasSize(2);
+        assertThat(asked.get(0)).containsExactly("a", "b");
+        assertThat(asked.get(1)).hasSize(1);
+        TestUpstream retried = asked.get(1).get(0).equals("a") ? a : b;
+        assertThat(retried.completionRequests().get(0).headers()).containsEntry("x-dynamo-worker-instance-id", List.of("2"));
+        assertThat((retried == a ? b : a).completionRequests().get(0).headers())
+                .containsEntry("x-dynamo-worker-instance-id", List.of("1"));
+        assertThat(outcomes).containsExactly(DispatchPlan.Outcome.RESENT, DispatchPlan.Outcome.FAILED);
+    }
+
+    @Test
+    void theChatRouteKeepsItsOnePlanOnARetry() throws Exception {
+        start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
+                .disaggregated(true));
+        List<DispatchPlan.Outcome> outcomes = new CopyOnWriteArrayList<>();
+        router.server.proxy().dispatchHook(req -> new DispatchPlan(List.of("a", "b"),
+                Map.of("x-dynamo-worker-instance-id", "7"), Map.of(), "pinned", "refused by the shim", "pin_refused",
+                outcomes::add));
+        a.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+        b.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+
+        assertThat(router.chat("m").statusCode()).isEqualTo(502);
+        List<RecordedRequest> sent = new java.util.ArrayList<>(a.completionRequests());
+        sent.addAll(b.completionRequests());
+        assertThat(sent).hasSize(2).allSatisfy(r ->
+                assertThat(r.headers()).containsEntry("x-dynamo-worker-instance-id", List.of("7")));
         assertThat(outcomes).containsExactly(DispatchPlan.Outcome.FAILED);
     }
 

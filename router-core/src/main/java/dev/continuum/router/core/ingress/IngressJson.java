@@ -1,0 +1,127 @@
+package dev.continuum.router.core.ingress;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.proxy.IngressConverter;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.ByteBufOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The JSON the ingresses read and write. Bodies arrive already bounded by the server's body limit; the
+ * parser's own limits (nesting depth, string and number lengths) bound what one document may build, so a
+ * deeply nested client body is refused rather than exhausting the stack.
+ */
+public final class IngressJson {
+    /** Deeper than any real request: tool schemas nest, but not hundreds of levels. */
+    private static final int MAX_NESTING = 128;
+    private static final ObjectMapper JSON = mapper();
+
+    private IngressJson() {
+    }
+
+    private static ObjectMapper mapper() {
+        ObjectMapper m = new ObjectMapper();
+        m.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING).build());
+        return m;
+    }
+
+    public static ObjectNode object() {
+        return JsonNodeFactory.instance.objectNode();
+    }
+
+    /** The client's body as a JSON object. */
+    public static ObjectNode readRequest(ByteBuf body) throws IngressConverter.InvalidRequest {
+        JsonNode n;
+        try (InputStream in = new ByteBufInputStream(body.duplicate())) {
+            n = JSON.readTree(in);
+        } catch (IOException e) {
+            throw new IngressConverter.InvalidRequest("The request body is not valid JSON.");
+        }
+        if (!(n instanceof ObjectNode o)) {
+            throw new IngressConverter.InvalidRequest("The request body must be a JSON object.");
+        }
+        return o;
+    }
+
+    /** An upstream's JSON (an answer or one event's data). */
+    public static JsonNode readResponse(ByteBuf body) throws IngressConverter.InvalidResponse {
+        try (InputStream in = new ByteBufInputStream(body.duplicate())) {
+            JsonNode n = JSON.readTree(in);
+            if (n == null || n.isMissingNode()) {
+                throw new IngressConverter.InvalidResponse("empty JSON");
+            }
+            return n;
+        } catch (IOException e) {
+            throw new IngressConverter.InvalidResponse("invalid JSON");
+        }
+    }
+
+    /** Like {@link #readResponse}, null when the bytes are not JSON (error bodies may be anything). */
+    public static @Nullable JsonNode readLenient(ByteBuf body) {
+        try {
+            return readResponse(body);
+        } catch (IngressConverter.InvalidResponse e) {
+            return null;
+        }
+    }
+
+    public static ByteBuf write(JsonNode n, ByteBufAllocator alloc) {
+        ByteBuf out = alloc.buffer(256);
+        try (OutputStream os = new ByteBufOutputStream(out)) {
+            JSON.writeValue(os, n);
+        } catch (IOException e) {
+            out.release();
+            throw new IllegalStateException("writing JSON to memory failed", e);
+        }
+        return out;
+    }
+
+    /** Appends one SSE event ({@code event:} line, one {@code data:} line, blank line) to {@code out}. */
+    public static void writeEvent(ByteBuf out, String event, JsonNode data) {
+        out.writeCharSequence("event: ", StandardCharsets.US_ASCII);
+        out.writeCharSequence(event, StandardCharsets.UTF_8);
+        out.writeCharSequence("\ndata: ", StandardCharsets.US_ASCII);
+        try (OutputStream os = new ByteBufOutputStream(out);
+             JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+            // JSON never holds a raw line break, so the data stays on one line.
+            JSON.writeTree(g, data);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing JSON to memory failed", e);
+        }
+        out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Appends one SSE event whose data is {@code head}, {@code value} as a JSON string, then {@code tail}:
+     * the streams' per-token events, written without building a tree (the head and tail are the caller's
+     * constant JSON around the one client-visible string).
+     */
+    public static void writeStringEvent(ByteBuf out, String event, String head, String value, String tail) {
+        out.writeCharSequence("event: ", StandardCharsets.US_ASCII);
+        out.writeCharSequence(event, StandardCharsets.UTF_8);
+        out.writeCharSequence("\ndata: ", StandardCharsets.US_ASCII);
+        out.writeCharSequence(head, StandardCharsets.UTF_8);
+        out.writeByte('"');
+        out.writeBytes(JsonStringEncoder.getInstance().quoteAsUTF8(value));
+        out.writeByte('"');
+        out.writeCharSequence(tail, StandardCharsets.UTF_8);
+        out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
+    }
+
+    /** The text of a node that should be a string; "" for anything else. */
+    public static String text(JsonNode n) {
+        return n.isTextual() ? n.asText() : "";
+    }
+}

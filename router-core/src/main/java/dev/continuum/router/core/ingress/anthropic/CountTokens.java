@@ -1,0 +1,49 @@
+package dev.continuum.router.core.ingress.anthropic;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.ingress.IngressJson;
+import dev.continuum.router.core.proxy.IngressConverter;
+import dev.continuum.router.core.proxy.ProxyRoute;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.util.Objects;
+
+/**
+ * {@code POST /v1/messages/count_tokens}: the request is converted as a Messages request would be (so a body
+ * that would be refused there is refused here, in Anthropic's error shape) and counted by a
+ * {@link TokenCounter}; the answer is {@code {"input_tokens": n}}. Nothing is dispatched.
+ */
+final class CountTokens implements ProxyRoute.LocalAnswer {
+    private final TokenCounter counter;
+
+    CountTokens(TokenCounter counter) {
+        this.counter = Objects.requireNonNull(counter, "counter");
+    }
+
+    @Override
+    public FullHttpResponse answer(ByteBuf body, ByteBufAllocator alloc) {
+        ObjectNode chat;
+        try {
+            chat = AnthropicRequests.toChat(IngressJson.readRequest(body), true);
+        } catch (IngressConverter.InvalidRequest e) {
+            ObjectNode err = IngressJson.object().put("type", "error");
+            err.putObject("error").put("type", "invalid_request_error").put("message", e.getMessage());
+            return json(HttpResponseStatus.BAD_REQUEST, IngressJson.write(err, alloc));
+        }
+        long n = Math.max(0, counter.inputTokens(chat));
+        return json(HttpResponseStatus.OK, IngressJson.write(IngressJson.object().put("input_tokens", n), alloc));
+    }
+
+    private static FullHttpResponse json(HttpResponseStatus status, ByteBuf body) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        return r;
+    }
+}
