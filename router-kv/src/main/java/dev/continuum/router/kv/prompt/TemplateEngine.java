@@ -9,7 +9,12 @@ import com.hubspot.jinjava.interpret.Context;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
+import com.hubspot.jinjava.el.TruthyTypeConverter;
 import java.io.IOException;
+import java.util.Properties;
+import jinjava.de.odysseus.el.ExpressionFactoryImpl;
+import jinjava.de.odysseus.el.tree.TreeBuilder;
+import jinjava.javax.el.ExpressionFactory;
 import java.util.Map;
 import java.util.Set;
 import jinjava.javax.el.CompositeELResolver;
@@ -41,7 +46,9 @@ final class TemplateEngine {
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
                 .withLstripBlocks(true)
-                .withKeepTrailingNewline(false)
+                // Jinja2 drops one trailing newline of the template source (done in render); jinjava's option
+                // would drop one of the output instead, which is the template's own text.
+                .withKeepTrailingNewline(true)
                 .withMaxOutputSize(maxChars)
                 .withMaxStringLength(maxChars)
                 .withMaxListSize(MAX_COLLECTION)
@@ -61,11 +68,11 @@ final class TemplateEngine {
                         .withUseNaturalOperatorPrecedence(true)
                         .withParseWhitespaceControlStrictly(true)
                         .withKeepNullableLoopValues(true)
-                        .withUsePyishObjectMapper(true)
                         .withHandleBackslashInQuotesOnly(true)
+                        .withUseTrimmingForNotesAndExpressions(true)
                         .build())
                 .build();
-        jinjava = new Jinjava(config);
+        jinjava = new HfJinjava(config);
         jinjava.setResourceLocator((name, charset, interpreter) -> {
             throw new IOException("templates cannot load files");
         });
@@ -76,13 +83,42 @@ final class TemplateEngine {
                 "strftimeNow", String.class));
     }
 
+    /** The template as Jinja2 lexes it with {@code keep_trailing_newline=False}: one final newline removed. */
+    static String jinja2Source(String template) {
+        if (template.endsWith("\r\n")) {
+            return template.substring(0, template.length() - 2);
+        }
+        if (template.endsWith("\n") || template.endsWith("\r")) {
+            return template.substring(0, template.length() - 1);
+        }
+        return template;
+    }
+
+    /** jinjava whose expressions parse with {@link HfSyntaxBuilder}. */
+    private static final class HfJinjava extends Jinjava {
+        private final ExpressionFactory expressions;
+
+        HfJinjava(JinjavaConfig config) {
+            super(config);
+            Properties properties = new Properties();
+            properties.setProperty(TreeBuilder.class.getName(), HfSyntaxBuilder.class.getName());
+            expressions = new ExpressionFactoryImpl(properties, new TruthyTypeConverter());
+        }
+
+        @Override
+        public ExpressionFactory getExpressionFactory() {
+            return expressions;
+        }
+    }
+
     /**
      * Renders {@code template} with {@code bindings} under {@code budget}.
      *
      * @throws TemplateFailure when the template raised, failed, or exceeded a bound
      */
     String render(String template, Map<String, Object> bindings, RenderBudget budget) {
-        RenderResult result = budget.run(() -> jinjava.renderForResult(template, bindings));
+        String source = jinja2Source(template);
+        RenderResult result = budget.run(() -> jinjava.renderForResult(source, bindings));
         budget.rethrowFailure();
         for (TemplateError error : result.getErrors()) {
             if (error.getSeverity() == TemplateError.ErrorType.FATAL) {
