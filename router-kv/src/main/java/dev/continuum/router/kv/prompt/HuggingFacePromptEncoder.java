@@ -143,6 +143,11 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         models.retain(keep);
     }
 
+    /** The render pool (tests check its permits). */
+    RenderPool renderPool() {
+        return pool;
+    }
+
     private LoadedModel load(PromptArtifacts artifacts, long nowNanos) throws Exception {
         int maxFile = (int) Math.min(Integer.MAX_VALUE - 16, limits.maxArtifactBytes());
         byte[] tokenizerJson = ChatTemplates.readBounded(artifacts.tokenizerJson(), maxFile);

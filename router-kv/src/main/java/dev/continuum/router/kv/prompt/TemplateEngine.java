@@ -45,7 +45,9 @@ final class TemplateEngine {
         JinjavaNodePreProcessor standard = new JinjavaNodePreProcessor();
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
-                .withLstripBlocks(true)
+                // lstrip_blocks is applied to the source (lstripBlocks below): jinjava's own strips the
+                // whitespace before every block tag, where Jinja2 strips it only when it starts the line.
+                .withLstripBlocks(false)
                 // Jinja2 drops one trailing newline of the template source (done in render); jinjava's option
                 // would drop one of the output instead, which is the template's own text.
                 .withKeepTrailingNewline(true)
@@ -83,15 +85,71 @@ final class TemplateEngine {
                 "strftimeNow", String.class));
     }
 
+    /**
+     * jinjava reports as errors, and renders on past, what Jinja2 raises for; only an unknown name or attribute
+     * (Jinja2's lenient {@code Undefined}, which renders as nothing) is let through.
+     */
+    private static void throwIfJinja2Raises(TemplateError error) {
+        TemplateError.ErrorReason reason = error.getReason();
+        if (reason == TemplateError.ErrorReason.UNKNOWN && error.getSeverity() != TemplateError.ErrorType.FATAL) {
+            return;
+        }
+        String message = "template error (" + reason + "): " + error.getMessage();
+        if (reason == TemplateError.ErrorReason.OUTPUT_TOO_BIG
+                || reason == TemplateError.ErrorReason.COLLECTION_TOO_BIG
+                || String.valueOf(error.getMessage()).contains("OutputTooBigException")) {
+            throw new TemplateFailure.TooLarge(message);
+        }
+        throw new TemplateFailure(message);
+    }
+
     /** The template as Jinja2 lexes it with {@code keep_trailing_newline=False}: one final newline removed. */
     static String jinja2Source(String template) {
-        if (template.endsWith("\r\n")) {
-            return template.substring(0, template.length() - 2);
+        int n = template.length();
+        if (n == 0) {
+            return template;
         }
-        if (template.endsWith("\n") || template.endsWith("\r")) {
-            return template.substring(0, template.length() - 1);
+        char last = template.charAt(n - 1);
+        if (last == '\n' && n >= 2 && template.charAt(n - 2) == '\r') {
+            return template.substring(0, n - 2);
         }
-        return template;
+        return last == '\n' || last == '\r' ? template.substring(0, n - 1) : template;
+    }
+
+    /**
+     * Jinja2's {@code lstrip_blocks}: the spaces and tabs between the start of a line and a block tag
+     * ({@code {%}) or comment ({@code {#}) are removed; {@code {%+} keeps them (and becomes {@code {%}, which
+     * jinjava reads).
+     */
+    static String lstripBlocks(String template) {
+        StringBuilder out = null;
+        int copied = 0;
+        for (int i = template.indexOf('{'); i >= 0 && i + 1 < template.length(); i = template.indexOf('{', i + 1)) {
+            char next = template.charAt(i + 1);
+            if (next != '%' && next != '#') {
+                continue;
+            }
+            if (out == null) {
+                out = new StringBuilder(template.length());
+            }
+            if (next == '%' && i + 2 < template.length() && template.charAt(i + 2) == '+') {
+                out.append(template, copied, i + 2);
+                copied = i + 3;
+                continue;
+            }
+            int lineStart = i;
+            while (lineStart > copied && (template.charAt(lineStart - 1) == ' ' || template.charAt(lineStart - 1) == '\t')) {
+                lineStart--;
+            }
+            boolean startsLine = lineStart == 0 || template.charAt(lineStart - 1) == '\n'
+                    || template.charAt(lineStart - 1) == '\r';
+            out.append(template, copied, startsLine ? lineStart : i);
+            copied = i;
+        }
+        if (out == null) {
+            return template;
+        }
+        return out.append(template, copied, template.length()).toString();
     }
 
     /** jinjava whose expressions parse with {@link HfSyntaxBuilder}. */
@@ -117,13 +175,11 @@ final class TemplateEngine {
      * @throws TemplateFailure when the template raised, failed, or exceeded a bound
      */
     String render(String template, Map<String, Object> bindings, RenderBudget budget) {
-        String source = jinja2Source(template);
+        String source = lstripBlocks(jinja2Source(template));
         RenderResult result = budget.run(() -> jinjava.renderForResult(source, bindings));
         budget.rethrowFailure();
         for (TemplateError error : result.getErrors()) {
-            if (error.getSeverity() == TemplateError.ErrorType.FATAL) {
-                throw new TemplateFailure("template error: " + error.getMessage());
-            }
+            throwIfJinja2Raises(error);
         }
         String output = result.getOutput();
         if (output.length() > maxChars) {

@@ -69,7 +69,13 @@ class ReferenceCorpusTest {
         index(node, run(requestFile, "node", script("reference.cjs"), Qwen3Fixture.modules().toString()));
         index(jinja2, run(requestFile, "/usr/bin/python3", script("reference_jinja2.py")));
 
-        encoder = new HuggingFacePromptEncoder(PromptLimits.defaults(), new SimpleMeterRegistry(), System::nanoTime,
+        // Correctness, not bounds: generous waits so that a loaded test machine cannot turn a case into a fallback.
+        PromptLimits d = PromptLimits.defaults();
+        PromptLimits patient = new PromptLimits(d.renderPermits(), Duration.ofSeconds(10), Duration.ofSeconds(30),
+                d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
+                d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
+                d.loadRetry());
+        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
                 tmp.resolve("djl"));
         encoder.start().join();
         templates = ChatTemplates.read(JSON, Qwen3Fixture.artifacts().tokenizerConfig(), java.util.Optional.empty(),
@@ -117,7 +123,7 @@ class ReferenceCorpusTest {
             assertThat(ours).as("text vs @huggingface/jinja: " + name).isEqualTo(node.get(name).get("text").asText());
             assertThat(ours).as("text vs Jinja2: " + name).isEqualTo(jinja2.get(name).get("text").asText());
 
-            PromptEncoding encoding = encoder.encode(Qwen3Fixture.artifacts(), body).get(10, TimeUnit.SECONDS);
+            PromptEncoding encoding = encoder.encode(Qwen3Fixture.artifacts(), body).get(60, TimeUnit.SECONDS);
             assertThat(encoding).isInstanceOf(PromptEncoding.Tokens.class);
             int[] expected = JSON.convertValue(node.get(name).get("ids"), int[].class);
             assertThat(((PromptEncoding.Tokens) encoding).ids()).as("token IDs: " + name).containsExactly(expected);
