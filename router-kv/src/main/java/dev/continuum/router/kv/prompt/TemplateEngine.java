@@ -61,6 +61,7 @@ final class TemplateEngine {
                 .withNestedInterpretationEnabled(false)
                 .withFailOnUnknownTokens(false)
                 .withElResolver(resolver)
+                .withExecutionMode(PyOutput.MODE)
                 .withDisabled(Map.of(Context.Library.TAG, LOADER_TAGS))
                 .withNodePreProcessor((node, interpreter) -> {
                     standard.accept(node, interpreter);
