@@ -28,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * capacity from the next request: permits, not threads, bound the work.
  */
 final class RenderPool extends StartStopSupport {
+    /** Room for jinjava's frames at the deepest macro recursion allowed, with a wide margin. */
+    private static final long RENDER_STACK_BYTES = 4L << 20;
+
     private final PromptLimits limits;
     private final LongSupplier nanoTime;
     private final Semaphore permits;
@@ -45,17 +48,18 @@ final class RenderPool extends StartStopSupport {
     protected CompletableFuture<Void> doStart() {
         int threads = 2 * limits.renderPermits();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> daemon(r, "kv-prompt-render-" + threadNumber.incrementAndGet()));
+                new SynchronousQueue<>(), r -> daemon(new Thread(null, r,
+                        "kv-prompt-render-" + threadNumber.incrementAndGet(), RENDER_STACK_BYTES)));
         pool.prestartAllCoreThreads();
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "kv-prompt-deadline"));
+        ScheduledThreadPoolExecutor timer =
+                new ScheduledThreadPoolExecutor(1, r -> daemon(new Thread(r, "kv-prompt-deadline")));
         timer.setRemoveOnCancelPolicy(true);
         workers = pool;
         watchdog = timer;
         return CompletableFuture.completedFuture(null);
     }
 
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
+    private static Thread daemon(Thread t) {
         t.setDaemon(true);
         return t;
     }

@@ -18,16 +18,26 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Templates and prompts written to hurt: each request ends with a fallback within its deadline, on the pool's
- * threads, and leaves every permit free for the next request. One encoder (deadline 1 s) serves all cases.
+ * threads, and leaves every permit free for the next request. One encoder (deadline 3 s) serves all cases.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HostileTemplateTest {
-    private static final Duration DEADLINE = Duration.ofSeconds(1);
+    /** Long enough that, on a loaded machine, the heap and text caps trip before it; short enough to wait for. */
+    private static final Duration DEADLINE = Duration.ofSeconds(3);
+    /** A smaller render heap than the default 64 MiB, so the hoarding template reaches it quickly. */
+    private static final long RENDER_HEAP = 16L << 20;
 
     @TempDir
     static Path dir;
 
-    private final PromptLimits limits = PromptLimits.defaults().withDeadline(DEADLINE);
+    private final PromptLimits limits = limits();
+
+    private static PromptLimits limits() {
+        PromptLimits d = PromptLimits.defaults();
+        return new PromptLimits(d.renderPermits(), d.permitWait(), DEADLINE, d.renderBudget(), RENDER_HEAP,
+                d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(), d.maxTokens(), d.maxMacroDepth(),
+                d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(), d.loadRetry());
+    }
     private HuggingFacePromptEncoder encoder;
 
     @BeforeAll
