@@ -3,9 +3,9 @@ package dev.continuum.router.kv.prompt;
 import java.time.Duration;
 
 /**
- * Every bound of the prompt pipeline (docs/kv-prompt.md, "Bounds"). Exceeding a size bound gives
- * {@link PromptEncoding.Reason#PROMPT_TOO_LARGE}; running out of permits, deadline or render budget gives
- * {@link PromptEncoding.Reason#RENDER_UNAVAILABLE}.
+ * Every bound of the prompt pipeline (docs/kv-prompt.md, "Bounds"). Exceeding a size bound (body, rendered
+ * text, tokens) gives {@link PromptEncoding.Reason#PROMPT_TOO_LARGE}; running out of permits, deadline or a
+ * render budget (nodes, heap) gives {@link PromptEncoding.Reason#RENDER_UNAVAILABLE}.
  *
  * @param renderPermits     renders (and tokenizations) running at once
  * @param permitWait        how long a request may wait for a render permit, queueing included

@@ -74,7 +74,7 @@ final class RenderBudget {
                 throw fail(new TemplateFailure("render deadline passed"));
             }
             if (allocated() - allocatedAtStart > maxAllocatedBytes) {
-                throw fail(new TemplateFailure.TooLarge("render allocated more than " + maxAllocatedBytes + " bytes"));
+                throw fail(new TemplateFailure("render allocated more than " + maxAllocatedBytes + " bytes"));
             }
         }
     }

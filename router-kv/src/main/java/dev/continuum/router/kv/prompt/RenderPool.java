@@ -6,7 +6,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,9 +19,10 @@ import org.jspecify.annotations.Nullable;
  * Where renders and tokenizations run: never on the caller's thread, at most {@code renderPermits} at once,
  * each within its deadline.
  *
- * <p>The caller hands a job to an idle worker through a {@link SynchronousQueue} (lock-free; no worker idle
- * means no capacity, and the request falls back at once). The worker waits for a permit for what is left of
- * {@code permitWait}, then runs the job with a watchdog armed for the deadline. A job past its deadline gets
+ * <p>The caller hands a job to the workers through a lock-free queue, at most {@code 4 x renderPermits} jobs
+ * queued or running (beyond that the request falls back at once). A worker takes a free permit, or waits for
+ * one for what is left of {@code permitWait} (queueing counted), then runs the job with a watchdog armed for
+ * the deadline. A job past its deadline gets
  * its future completed with {@code RENDER_UNAVAILABLE}, its permit released and its thread interrupted; the
  * template engine checks the interrupt and the deadline at every node, so the thread stops at its next one.
  * There are twice as many workers as permits, so a thread still unwinding a hostile template does not take
@@ -34,6 +35,9 @@ final class RenderPool extends StartStopSupport {
     private final PromptLimits limits;
     private final LongSupplier nanoTime;
     private final Semaphore permits;
+    /** Jobs queued or running; bounds the queue, which is unbounded itself so that offering never locks. */
+    private final AtomicInteger jobs = new AtomicInteger();
+    private final int maxJobs;
     private final AtomicInteger threadNumber = new AtomicInteger();
     private volatile @Nullable ThreadPoolExecutor workers;
     private volatile @Nullable ScheduledThreadPoolExecutor watchdog;
@@ -42,13 +46,14 @@ final class RenderPool extends StartStopSupport {
         this.limits = limits;
         this.nanoTime = nanoTime;
         this.permits = new Semaphore(limits.renderPermits());
+        this.maxJobs = 4 * limits.renderPermits();
     }
 
     @Override
     protected CompletableFuture<Void> doStart() {
         int threads = 2 * limits.renderPermits();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> daemon(new Thread(null, r,
+                new LinkedTransferQueue<>(), r -> daemon(new Thread(null, r,
                         "kv-prompt-render-" + threadNumber.incrementAndGet(), RENDER_STACK_BYTES)));
         pool.prestartAllCoreThreads();
         ScheduledThreadPoolExecutor timer =
@@ -93,9 +98,19 @@ final class RenderPool extends StartStopSupport {
             result.complete(Fallbacks.RENDER_UNAVAILABLE);
             return result;
         }
+        if (jobs.incrementAndGet() > maxJobs) {
+            jobs.decrementAndGet();
+            finished.run();
+            result.complete(Fallbacks.RENDER_UNAVAILABLE);
+            return result;
+        }
         try {
-            pool.execute(new Job(job, finished, result, startNanos));
-        } catch (RejectedExecutionException busy) {
+            pool.execute(new Job(job, () -> {
+                jobs.decrementAndGet();
+                finished.run();
+            }, result, startNanos));
+        } catch (RejectedExecutionException stopping) {
+            jobs.decrementAndGet();
             finished.run();
             result.complete(Fallbacks.RENDER_UNAVAILABLE);
         }
@@ -134,9 +149,14 @@ final class RenderPool extends StartStopSupport {
         }
 
         private void runUnderPermit() {
-            long waitLeft = limits.permitWait().toNanos() - (nanoTime.getAsLong() - startNanos);
+            long now = nanoTime.getAsLong();
+            long waitLeft = limits.permitWait().toNanos() - (now - startNanos);
+            long deadlineNanos = startNanos + limits.deadline().toNanos();
             try {
-                if (waitLeft <= 0 || !permits.tryAcquire(waitLeft, TimeUnit.NANOSECONDS)) {
+                // A free permit is taken even when the hand-off used up the wait (a loaded machine), unless
+                // the deadline itself has passed.
+                if (now - deadlineNanos >= 0 || (!permits.tryAcquire()
+                        && (waitLeft <= 0 || !permits.tryAcquire(waitLeft, TimeUnit.NANOSECONDS)))) {
                     result.complete(Fallbacks.RENDER_UNAVAILABLE);
                     return;
                 }
@@ -145,7 +165,6 @@ final class RenderPool extends StartStopSupport {
                 return;
             }
             permitHeld.set(true);
-            long deadlineNanos = startNanos + limits.deadline().toNanos();
             synchronized (this) {
                 runner = Thread.currentThread();
             }

@@ -88,19 +88,37 @@ class HostileTemplateTest {
         permitsAllFree();
     }
 
+    private static final String GROWTH =
+            "{% set s = 'ab' %}{% for i in range(64) %}{% set s = s ~ s %}{% endfor %}{{ s }}";
+
     @Test
     void exponentialStringGrowthStopsAtTheTextCap() throws Exception {
-        assertThat(fallbackOf("growth", "{% set s = 'ab' %}{% for i in range(64) %}{% set s = s ~ s %}{% endfor %}"
-                + "{{ s }}")).isEqualTo(PromptEncoding.Reason.PROMPT_TOO_LARGE);
+        // which bound stops it with the default render heap: the 1 Mi-character cap on every string built
+        RenderBudget budget = new RenderBudget(limits.renderBudget(), PromptLimits.defaults().renderHeapBytes(),
+                System.nanoTime() + Duration.ofMinutes(1).toNanos(), System::nanoTime);
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> new TemplateEngine(limits).render(GROWTH, new java.util.HashMap<>(), budget))
+                .isInstanceOf(TemplateFailure.TooLarge.class);
+        // through the encoder, with this class's smaller render heap either cap may trip first
+        assertThat(fallbackOf("growth", GROWTH))
+                .isIn(PromptEncoding.Reason.PROMPT_TOO_LARGE, PromptEncoding.Reason.RENDER_UNAVAILABLE);
         permitsAllFree();
     }
 
+    private static final String HOARD = "{% set ns = namespace(l=[]) %}{% set big = 'y' %}"
+            + "{% for i in range(19) %}{% set big = big ~ big %}{% endfor %}"
+            + "{% for i in range(100000) %}{% set ns.l = ns.l + [big ~ i] %}{% endfor %}{{ ns.l|length }}";
+
     @Test
     void keepingManyLargeStringsStopsAtTheRenderHeapBudget() throws Exception {
-        assertThat(fallbackOf("hoard", "{% set ns = namespace(l=[]) %}"
-                + "{% set big = 'y' %}{% for i in range(19) %}{% set big = big ~ big %}{% endfor %}"
-                + "{% for i in range(100000) %}{% set ns.l = ns.l + [big ~ i] %}{% endfor %}{{ ns.l|length }}"))
-                .isEqualTo(PromptEncoding.Reason.PROMPT_TOO_LARGE);
+        // which bound stops it: rendered here, on this thread, with only the heap budget able to trip in time
+        RenderBudget budget = new RenderBudget(limits.renderBudget(), RENDER_HEAP,
+                System.nanoTime() + Duration.ofMinutes(1).toNanos(), System::nanoTime);
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> new TemplateEngine(limits).render(HOARD, new java.util.HashMap<>(), budget))
+                .isInstanceOf(TemplateFailure.class).hasMessageContaining("allocated more than");
+        // and through the encoder: a fallback, the permits back
+        assertThat(fallbackOf("hoard", HOARD)).isEqualTo(PromptEncoding.Reason.RENDER_UNAVAILABLE);
         permitsAllFree();
     }
 
