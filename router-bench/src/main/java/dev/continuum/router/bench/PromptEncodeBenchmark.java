@@ -26,7 +26,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 24 user/assistant turns with
+ * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 35 user/assistant turns with
  * code, Markdown and non-ASCII text, two tool definitions): {@code encode} is the router's whole path (parse the
  * body, render Qwen3's chat template, tokenize, on the encoder's render pool, the caller waiting);
  * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the floor the
@@ -98,7 +98,7 @@ public class PromptEncodeBenchmark {
         messages.addObject().put("role", "system").put("content", "You are a careful assistant for an internal "
                 + "engineering wiki. Answer in Markdown, quote code in fenced blocks, use metric units and ISO "
                 + "dates. Température ambiante: 21 °C; 東京の天気は晴れ. 🚀");
-        for (int turn = 0; turn < 24; turn++) {
+        for (int turn = 0; turn < 35; turn++) {
             messages.addObject().put("role", "user").put("content", "Turn " + turn + ": our fleet runs "
                     + "disaggregated prefill and decode workers. After adding workers p99 latency doubled. "
                     + "Here is the config:\n```yaml\ndynamo:\n  shim:\n    pools:\n      - namespace: prod\n"

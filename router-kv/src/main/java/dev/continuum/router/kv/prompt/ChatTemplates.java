@@ -76,7 +76,7 @@ record ChatTemplates(Map<String, String> named, Map<String, Object> specialToken
     private static Map<String, String> fromTemplateFile(ObjectMapper mapper, byte[] bytes) throws Invalid {
         String text = new String(bytes, StandardCharsets.UTF_8);
         // chat_template.json holds {"chat_template": ...}; a .jinja file is the template itself.
-        if (text.stripLeading().startsWith("{\"") || text.stripLeading().startsWith("{\n")) {
+        if (text.stripLeading().startsWith("{")) {
             try {
                 JsonNode node = mapper.readTree(text);
                 if (node.isObject() && node.has("chat_template")) {
