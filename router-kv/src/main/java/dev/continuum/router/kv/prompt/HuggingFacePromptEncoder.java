@@ -1,0 +1,204 @@
+package dev.continuum.router.kv.prompt;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.continuum.router.core.lifecycle.LifecycleStack;
+import dev.continuum.router.core.lifecycle.StartStopSupport;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+/**
+ * The router's {@link PromptEncoder}: the chat template rendered with jinjava as transformers'
+ * {@code apply_chat_template(messages, tools=..., add_generation_prompt=True, **chat_template_kwargs)} renders
+ * it, then tokenized with DJL's Hugging Face tokenizers, every step bounded by {@link PromptLimits}
+ * (docs/kv-prompt.md).
+ *
+ * <p>{@link #encode} costs the caller a map lookup and a hand-off: the body is parsed, rendered and tokenized
+ * on the render pool. A model whose tokenizer is not loaded yet answers {@code TOKENIZER_UNAVAILABLE} at once
+ * and starts the load in the background.
+ */
+public final class HuggingFacePromptEncoder extends StartStopSupport implements PromptEncoder {
+    /** {@code continuum_dynamo_kv_tokenizer_loads_total{result}}: loaded, failed, too_large. */
+    public static final String TOKENIZER_LOADS = "continuum.dynamo.kv.tokenizer.loads";
+    /** {@code continuum_dynamo_kv_prompt_failures_total{reason}}: encodes that fell back, by reason. */
+    public static final String PROMPT_FAILURES = "continuum.dynamo.kv.prompt.failures";
+
+    private final PromptLimits limits;
+    private final LongSupplier nanoTime;
+    private final MeterRegistry registry;
+    private final ObjectMapper mapper;
+    private final TemplateEngine engine;
+    private final ModelCache models;
+    private final RenderPool pool;
+    /** By {@link PromptEncoding.Reason#ordinal()}. */
+    private final Counter[] failures;
+    private final Map<String, Counter> loads = new ConcurrentHashMap<>();
+    private final LifecycleStack stack = new LifecycleStack();
+
+    /** Defaults: the global meter registry, the system clock, DJL's native library under the temp directory. */
+    public HuggingFacePromptEncoder(PromptLimits limits) {
+        this(limits, Metrics.globalRegistry, System::nanoTime,
+                Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl"));
+    }
+
+    /**
+     * @param registry      where the load and failure counters go
+     * @param nanoTime      the clock for deadlines, permit waits and the load retry
+     * @param nativeCacheDir where DJL extracts its bundled native library (unless DJL_CACHE_DIR is set)
+     */
+    public HuggingFacePromptEncoder(PromptLimits limits, MeterRegistry registry, LongSupplier nanoTime,
+                                    Path nativeCacheDir) {
+        this.limits = limits;
+        this.nanoTime = nanoTime;
+        this.registry = registry;
+        this.mapper = ChatPrompt.mapper(limits);
+        this.engine = new TemplateEngine(limits);
+        DjlTokenizer.configureNative(nativeCacheDir);
+        this.models = new ModelCache(limits, this::load, nanoTime, this::countLoad);
+        this.pool = new RenderPool(limits, nanoTime);
+        PromptEncoding.Reason[] reasons = PromptEncoding.Reason.values();
+        this.failures = new Counter[reasons.length];
+        for (PromptEncoding.Reason reason : reasons) {
+            failures[reason.ordinal()] = Counter.builder(PROMPT_FAILURES).tag("reason", reason.label())
+                    .description("Prompt encodes that fell back, by reason").register(registry);
+        }
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        stack.push(models);
+        stack.push(pool);
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        return stack.stopAll();
+    }
+
+    @Override
+    public CompletableFuture<PromptEncoding> encode(PromptArtifacts artifacts, byte[] chatBody) {
+        long start = nanoTime.getAsLong();
+        if (chatBody.length > limits.maxBodyBytes()) {
+            return fallback(PromptEncoding.Reason.PROMPT_TOO_LARGE);
+        }
+        LoadedModel model = models.acquire(artifacts);
+        if (model == null) {
+            return fallback(PromptEncoding.Reason.TOKENIZER_UNAVAILABLE);
+        }
+        return pool.submit(start, deadline -> encode(model, chatBody, deadline), model::release)
+                .thenApply(this::count);
+    }
+
+    private PromptEncoding encode(LoadedModel model, byte[] chatBody, long deadlineNanos) {
+        ChatPrompt prompt;
+        try {
+            prompt = ChatPrompt.parse(mapper, chatBody);
+        } catch (ChatPrompt.Malformed e) {
+            return Fallbacks.RENDER_UNAVAILABLE;
+        }
+        Optional<String> template = model.templates().select(prompt.tools() != null);
+        if (template.isEmpty()) {
+            return Fallbacks.RENDER_UNAVAILABLE;
+        }
+        try {
+            String text = render(template.get(), model.templates(), prompt, deadlineNanos);
+            if (utf8Length(text) > limits.maxRenderedBytes()) {
+                return Fallbacks.PROMPT_TOO_LARGE;
+            }
+            return new PromptEncoding.Tokens(model.tokenizer().encode(text, limits.maxTokens()));
+        } catch (TemplateFailure f) {
+            return Fallbacks.of(f.reason());
+        }
+    }
+
+    /** The rendered prompt text for {@code prompt} (tests and the reference corpus compare it). */
+    String render(String template, ChatTemplates templates, ChatPrompt prompt, long deadlineNanos) {
+        Map<String, Object> bindings = new HashMap<>(templates.specialTokens());
+        bindings.putAll(prompt.kwargs());
+        bindings.put("messages", prompt.messages());
+        if (prompt.tools() != null) {
+            bindings.put("tools", prompt.tools());
+        }
+        bindings.put("add_generation_prompt", Boolean.TRUE);
+        RenderBudget budget = new RenderBudget(limits.renderBudget(), limits.renderHeapBytes(), deadlineNanos,
+                nanoTime);
+        return engine.render(template, bindings, budget);
+    }
+
+    /**
+     * Drops the loaded tokenizers and templates of every artifact key {@code keep} rejects, as when an operator
+     * removes a pin on reload; requests in flight finish with what they hold.
+     */
+    public void retainArtifacts(Predicate<String> keep) {
+        models.retain(keep);
+    }
+
+    /** The render pool (tests check its permits). */
+    RenderPool renderPool() {
+        return pool;
+    }
+
+    private LoadedModel load(PromptArtifacts artifacts, long nowNanos) throws Exception {
+        int maxFile = (int) Math.min(Integer.MAX_VALUE - 16, limits.maxArtifactBytes());
+        byte[] tokenizerJson = ChatTemplates.readBounded(artifacts.tokenizerJson(), maxFile);
+        ChatTemplates templates = ChatTemplates.read(mapper, artifacts.tokenizerConfig(), artifacts.chatTemplate(),
+                maxFile);
+        long bytes = tokenizerJson.length + size(artifacts.tokenizerConfig()) + size(artifacts.chatTemplate());
+        DjlTokenizer tokenizer = DjlTokenizer.load(tokenizerJson);
+        return new LoadedModel(artifacts.key(), tokenizer, templates, bytes, nowNanos);
+    }
+
+    private static long size(Optional<Path> file) throws java.io.IOException {
+        return file.isPresent() ? Files.size(file.get()) : 0;
+    }
+
+    private void countLoad(String result) {
+        loads.computeIfAbsent(result, r -> Counter.builder(TOKENIZER_LOADS).tag("result", r)
+                .description("Tokenizer and chat-template loads, by outcome").register(registry)).increment();
+    }
+
+    private PromptEncoding count(PromptEncoding encoding) {
+        if (encoding instanceof PromptEncoding.Fallback f) {
+            failures[f.reason().ordinal()].increment();
+        }
+        return encoding;
+    }
+
+    private CompletableFuture<PromptEncoding> fallback(PromptEncoding.Reason reason) {
+        failures[reason.ordinal()].increment();
+        return CompletableFuture.completedFuture(Fallbacks.of(reason));
+    }
+
+    private static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    protected String lifecycleName() {
+        return "kv prompt encoder";
+    }
+}

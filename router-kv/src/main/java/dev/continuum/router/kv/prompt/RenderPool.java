@@ -1,0 +1,220 @@
+package dev.continuum.router.kv.prompt;
+
+import dev.continuum.router.core.lifecycle.StartStopSupport;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongFunction;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where renders and tokenizations run: never on the caller's thread, at most {@code renderPermits} at once,
+ * each within its deadline.
+ *
+ * <p>The caller hands a job to the workers through a lock-free queue, at most {@code 4 x renderPermits} jobs
+ * queued or running (beyond that the request falls back at once). A worker takes a free permit, or waits for
+ * one for what is left of {@code permitWait} (queueing counted), then runs the job with a watchdog armed for
+ * the deadline. A job past its deadline gets
+ * its future completed with {@code RENDER_UNAVAILABLE}, its permit released and its thread interrupted; the
+ * template engine checks the interrupt and the deadline at every node, so the thread stops at its next one.
+ * There are twice as many workers as permits, so a thread still unwinding a hostile template does not take
+ * capacity from the next request: permits, not threads, bound the work.
+ */
+final class RenderPool extends StartStopSupport {
+    /** Room for jinjava's frames at the deepest macro recursion allowed, with a wide margin. */
+    private static final long RENDER_STACK_BYTES = 4L << 20;
+
+    private final PromptLimits limits;
+    private final LongSupplier nanoTime;
+    private final Semaphore permits;
+    /** Jobs queued or running; bounds the queue, which is unbounded itself so that offering never locks. */
+    private final AtomicInteger jobs = new AtomicInteger();
+    private final int maxJobs;
+    private final AtomicInteger threadNumber = new AtomicInteger();
+    private volatile @Nullable ThreadPoolExecutor workers;
+    private volatile @Nullable ScheduledThreadPoolExecutor watchdog;
+
+    RenderPool(PromptLimits limits, LongSupplier nanoTime) {
+        this.limits = limits;
+        this.nanoTime = nanoTime;
+        this.permits = new Semaphore(limits.renderPermits());
+        this.maxJobs = 4 * limits.renderPermits();
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        int threads = 2 * limits.renderPermits();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS,
+                new LinkedTransferQueue<>(), r -> daemon(new Thread(null, r,
+                        "kv-prompt-render-" + threadNumber.incrementAndGet(), RENDER_STACK_BYTES)));
+        pool.prestartAllCoreThreads();
+        ScheduledThreadPoolExecutor timer =
+                new ScheduledThreadPoolExecutor(1, r -> daemon(new Thread(r, "kv-prompt-deadline")));
+        timer.setRemoveOnCancelPolicy(true);
+        workers = pool;
+        watchdog = timer;
+        return CompletableFuture.completedFuture(null);
+    }
+
+    private static Thread daemon(Thread t) {
+        t.setDaemon(true);
+        return t;
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        ThreadPoolExecutor pool = workers;
+        ScheduledThreadPoolExecutor timer = watchdog;
+        workers = null;
+        watchdog = null;
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Runs {@code job} (given its deadline on the pool's clock) on a worker; the future completes with its
+     * result, or with {@code RENDER_UNAVAILABLE} when no worker or permit is free in time, the deadline passes
+     * or the job throws. It never completes exceptionally. {@code finished} runs once when the job has returned
+     * or will never run (what the job holds is released then, not at the deadline).
+     */
+    CompletableFuture<PromptEncoding> submit(long startNanos, LongFunction<PromptEncoding> job, Runnable finished) {
+        CompletableFuture<PromptEncoding> result = new CompletableFuture<>();
+        ThreadPoolExecutor pool = workers;
+        if (pool == null) {
+            finished.run();
+            result.complete(Fallbacks.RENDER_UNAVAILABLE);
+            return result;
+        }
+        if (jobs.incrementAndGet() > maxJobs) {
+            jobs.decrementAndGet();
+            finished.run();
+            result.complete(Fallbacks.RENDER_UNAVAILABLE);
+            return result;
+        }
+        try {
+            pool.execute(new Job(job, () -> {
+                jobs.decrementAndGet();
+                finished.run();
+            }, result, startNanos));
+        } catch (RejectedExecutionException stopping) {
+            jobs.decrementAndGet();
+            finished.run();
+            result.complete(Fallbacks.RENDER_UNAVAILABLE);
+        }
+        return result;
+    }
+
+    /** Permits free now (tests). */
+    int availablePermits() {
+        return permits.availablePermits();
+    }
+
+    private final class Job implements Runnable {
+        private final LongFunction<PromptEncoding> work;
+        private final Runnable finished;
+        private final CompletableFuture<PromptEncoding> result;
+        private final long startNanos;
+        private final AtomicBoolean permitHeld = new AtomicBoolean();
+        /** Guarded by this: the worker running the job, until it is done with it. */
+        private @Nullable Thread runner;
+
+        Job(LongFunction<PromptEncoding> work, Runnable finished, CompletableFuture<PromptEncoding> result,
+            long startNanos) {
+            this.work = work;
+            this.finished = finished;
+            this.result = result;
+            this.startNanos = startNanos;
+        }
+
+        @Override
+        public void run() {
+            try {
+                runUnderPermit();
+            } finally {
+                finished.run();
+            }
+        }
+
+        private void runUnderPermit() {
+            long now = nanoTime.getAsLong();
+            long waitLeft = limits.permitWait().toNanos() - (now - startNanos);
+            long deadlineNanos = startNanos + limits.deadline().toNanos();
+            try {
+                // A free permit is taken even when the hand-off used up the wait (a loaded machine), unless
+                // the deadline itself has passed.
+                if (now - deadlineNanos >= 0 || (!permits.tryAcquire()
+                        && (waitLeft <= 0 || !permits.tryAcquire(waitLeft, TimeUnit.NANOSECONDS)))) {
+                    result.complete(Fallbacks.RENDER_UNAVAILABLE);
+                    return;
+                }
+            } catch (InterruptedException stopping) {
+                result.complete(Fallbacks.RENDER_UNAVAILABLE);
+                return;
+            }
+            permitHeld.set(true);
+            synchronized (this) {
+                runner = Thread.currentThread();
+            }
+            ScheduledFuture<?> timer = arm(deadlineNanos);
+            try {
+                result.complete(work.apply(deadlineNanos));
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                result.complete(Fallbacks.RENDER_UNAVAILABLE);
+            } finally {
+                if (timer != null) {
+                    timer.cancel(false);
+                }
+                releasePermit();
+                synchronized (this) {
+                    runner = null;
+                    // an expiry that raced the job's end must not interrupt the worker's next job
+                    Thread.interrupted();
+                }
+            }
+        }
+
+        private @Nullable ScheduledFuture<?> arm(long deadlineNanos) {
+            ScheduledThreadPoolExecutor timer = watchdog;
+            if (timer == null) {
+                return null;
+            }
+            try {
+                return timer.schedule(this::expire, deadlineNanos - nanoTime.getAsLong(), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException stopping) {
+                return null;
+            }
+        }
+
+        /** The deadline passed with the job still running: answer now, free the permit, stop the thread. */
+        private void expire() {
+            if (result.complete(Fallbacks.RENDER_UNAVAILABLE)) {
+                releasePermit();
+                synchronized (this) {
+                    Thread t = runner;
+                    if (t != null) {
+                        t.interrupt();
+                    }
+                }
+            }
+        }
+
+        private void releasePermit() {
+            if (permitHeld.compareAndSet(true, false)) {
+                permits.release();
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.continuum.router.kv.prompt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The router's prompt pipeline against an independent reference, on every conversation of the corpus
+ * ({@code prompt/corpus.jsonl}) with Qwen3's real tokenizer and chat template: the rendered text must equal
+ * what {@code @huggingface/jinja} renders and what Jinja2 set up as transformers sets it up renders, and the
+ * token IDs what {@code @lenml/tokenizers} encodes. node and python run once each for the whole corpus.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ReferenceCorpusTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path tmp;
+
+    private final Map<String, JsonNode> bodies = new LinkedHashMap<>();
+    private final Map<String, JsonNode> node = new LinkedHashMap<>();
+    private final Map<String, JsonNode> jinja2 = new LinkedHashMap<>();
+    private HuggingFacePromptEncoder encoder;
+    private ChatTemplates templates;
+
+    @BeforeAll
+    void runReferences() throws Exception {
+        ArrayNode cases = JSON.createArrayNode();
+        try (InputStream in = Objects.requireNonNull(getClass().getResourceAsStream("/prompt/corpus.jsonl"))) {
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                if (!line.isBlank()) {
+                    JsonNode c = JSON.readTree(line);
+                    bodies.put(c.get("name").asText(), c.get("body"));
+                    cases.add(c);
+                }
+            }
+        }
+        ObjectNode request = JSON.createObjectNode();
+        request.put("tokenizer", Qwen3Fixture.tokenizerJson().toString());
+        request.put("config", Qwen3Fixture.tokenizerConfig().toString());
+        request.set("cases", cases);
+        Path requestFile = tmp.resolve("request.json");
+        JSON.writeValue(requestFile.toFile(), request);
+        index(node, run(requestFile, "node", script("reference.cjs"), Qwen3Fixture.modules().toString()));
+        index(jinja2, run(requestFile, "/usr/bin/python3", script("reference_jinja2.py")));
+
+        // Correctness, not bounds: generous waits so that a loaded test machine cannot turn a case into a fallback.
+        PromptLimits d = PromptLimits.defaults();
+        PromptLimits patient = new PromptLimits(d.renderPermits(), Duration.ofSeconds(10), Duration.ofSeconds(30),
+                d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
+                d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
+                d.loadRetry());
+        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
+                tmp.resolve("djl"));
+        encoder.start().join();
+        templates = ChatTemplates.read(JSON, Qwen3Fixture.artifacts().tokenizerConfig(), java.util.Optional.empty(),
+                1 << 20);
+        byte[] first = JSON.writeValueAsBytes(bodies.values().iterator().next());
+        // The first request only starts the load; requests get token IDs once it is done.
+        await().atMost(Duration.ofSeconds(30)).until(() -> encoder.encode(Qwen3Fixture.artifacts(), first)
+                .get(5, TimeUnit.SECONDS) instanceof PromptEncoding.Tokens);
+    }
+
+    @AfterAll
+    void stop() {
+        if (encoder != null) {
+            encoder.stop().join();
+        }
+    }
+
+    @Test
+    void theCorpusCoversAtLeastFiftyConversationsAndBothReferencesAnswerEveryOne() {
+        assertThat(bodies).hasSizeGreaterThanOrEqualTo(50);
+        assertThat(node.keySet()).containsExactlyElementsOf(bodies.keySet());
+        assertThat(jinja2.keySet()).containsExactlyElementsOf(bodies.keySet());
+        List<String> errors = new ArrayList<>();
+        node.forEach((name, a) -> {
+            if (a.has("error")) {
+                errors.add("node " + name + ": " + a.get("error").asText());
+            }
+        });
+        jinja2.forEach((name, a) -> {
+            if (a.has("error")) {
+                errors.add("jinja2 " + name + ": " + a.get("error").asText());
+            }
+        });
+        assertThat(errors).isEmpty();
+    }
+
+    @TestFactory
+    Stream<DynamicTest> renderedTextAndTokenIdsEqualTheReference() {
+        return bodies.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () -> {
+            String name = e.getKey();
+            byte[] body = JSON.writeValueAsBytes(e.getValue());
+            ChatPrompt prompt = ChatPrompt.parse(ChatPrompt.mapper(PromptLimits.defaults()), body);
+            String template = templates.select(prompt.tools() != null).orElseThrow();
+            String ours = encoder.render(template, templates, prompt, System.nanoTime() + 5_000_000_000L);
+            assertThat(ours).as("text vs @huggingface/jinja: " + name).isEqualTo(node.get(name).get("text").asText());
+            assertThat(ours).as("text vs Jinja2: " + name).isEqualTo(jinja2.get(name).get("text").asText());
+
+            PromptEncoding encoding = encoder.encode(Qwen3Fixture.artifacts(), body).get(60, TimeUnit.SECONDS);
+            assertThat(encoding).isInstanceOf(PromptEncoding.Tokens.class);
+            int[] expected = JSON.convertValue(node.get(name).get("ids"), int[].class);
+            assertThat(((PromptEncoding.Tokens) encoding).ids()).as("token IDs: " + name).containsExactly(expected);
+        }));
+    }
+
+    private static void index(Map<String, JsonNode> into, JsonNode answers) {
+        for (JsonNode a : answers) {
+            into.put(a.get("name").asText(), a);
+        }
+    }
+
+    private String script(String name) throws IOException {
+        Path file = tmp.resolve(name);
+        try (InputStream in = Objects.requireNonNull(getClass().getResourceAsStream("/prompt/" + name))) {
+            Files.write(file, in.readAllBytes());
+        }
+        return file.toString();
+    }
+
+    private JsonNode run(Path stdin, String... command) throws Exception {
+        Path out = tmp.resolve("out-" + System.nanoTime() + ".json");
+        Path err = tmp.resolve("err-" + System.nanoTime() + ".txt");
+        Process p = new ProcessBuilder(command).redirectInput(stdin.toFile()).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", command) + " did not finish");
+        }
+        assertThat(p.exitValue()).as(String.join(" ", command) + ": " + Files.readString(err)).isZero();
+        return JSON.readTree(out.toFile());
+    }
+
+}

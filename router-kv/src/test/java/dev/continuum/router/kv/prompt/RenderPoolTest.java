@@ -1,0 +1,85 @@
+package dev.continuum.router.kv.prompt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The render pool's admission and deadline, with jobs that block on purpose (one permit, so one job fills it). */
+class RenderPoolTest {
+    private static RenderPool pool(Duration deadline) {
+        PromptLimits d = PromptLimits.defaults();
+        RenderPool pool = new RenderPool(new PromptLimits(1, Duration.ofMillis(20), deadline, d.renderBudget(),
+                d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(), d.maxTokens(),
+                d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(), d.loadRetry()),
+                System::nanoTime);
+        pool.start().join();
+        return pool;
+    }
+
+    @Test
+    void aRequestFindingNoPermitWithinThePermitWaitFallsBackAndItsResourcesAreReleased() throws Exception {
+        RenderPool pool = pool(Duration.ofSeconds(30));
+        try {
+            CountDownLatch hold = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            CompletableFuture<PromptEncoding> first = pool.submit(System.nanoTime(), deadline -> {
+                running.countDown();
+                try {
+                    hold.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return new PromptEncoding.Tokens(new int[] {7});
+            }, () -> { });
+            assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            AtomicInteger finished = new AtomicInteger();
+            PromptEncoding second = pool.submit(System.nanoTime(), deadline -> new PromptEncoding.Tokens(new int[0]),
+                    finished::incrementAndGet).get(10, TimeUnit.SECONDS);
+            assertThat(second).isEqualTo(Fallbacks.RENDER_UNAVAILABLE);
+            assertThat(finished).hasValue(1);
+
+            hold.countDown();
+            assertThat(first.get(10, TimeUnit.SECONDS)).isInstanceOf(PromptEncoding.Tokens.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> pool.availablePermits() == 1);
+        } finally {
+            pool.stop().join();
+        }
+    }
+
+    @Test
+    void aJobPastItsDeadlineIsAnsweredInterruptedAndGivesItsPermitBack() throws Exception {
+        RenderPool pool = pool(Duration.ofMillis(300));
+        try {
+            AtomicBoolean interrupted = new AtomicBoolean();
+            CountDownLatch jobReturned = new CountDownLatch(1);
+            CompletableFuture<PromptEncoding> stuck = pool.submit(System.nanoTime(), deadline -> {
+                try {
+                    new CountDownLatch(1).await(30, TimeUnit.SECONDS); // stands for a render that never ends
+                } catch (InterruptedException e) {
+                    interrupted.set(true);
+                }
+                return new PromptEncoding.Tokens(new int[] {1});
+            }, jobReturned::countDown);
+            assertThat(stuck.get(10, TimeUnit.SECONDS)).isEqualTo(Fallbacks.RENDER_UNAVAILABLE);
+            assertThat(jobReturned.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(interrupted).isTrue();
+            await().atMost(Duration.ofSeconds(10)).until(() -> pool.availablePermits() == 1);
+            // no worker carries the expired job's interrupt into its next job
+            AtomicBoolean sawInterrupt = new AtomicBoolean(true);
+            assertThat(pool.submit(System.nanoTime(), deadline -> {
+                sawInterrupt.set(Thread.currentThread().isInterrupted());
+                return new PromptEncoding.Tokens(new int[] {2});
+            }, () -> { }).get(10, TimeUnit.SECONDS)).isInstanceOf(PromptEncoding.Tokens.class);
+            assertThat(sawInterrupt).isFalse();
+        } finally {
+            pool.stop().join();
+        }
+    }
+}
