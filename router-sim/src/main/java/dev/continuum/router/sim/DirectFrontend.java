@@ -31,6 +31,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -179,6 +180,8 @@ public final class DirectFrontend implements AutoCloseable {
     private final EventLoopGroup group;
     private final AtomicReference<Map<Long, Worker>> fleet;
     private final Map<Long, AtomicLong> served = new ConcurrentHashMap<>();
+    /** The last {@link #MAX_RECORDED} accepted chat requests, oldest first. */
+    private final ArrayDeque<ReceivedChat> received = new ArrayDeque<>();
     private volatile Engine engine = immediate(InFlight.NONE);
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
@@ -231,6 +234,28 @@ public final class DirectFrontend implements AutoCloseable {
     /** The engine that paces the accepted requests (a {@link SimFleet}'s workers); replaces the previous one. */
     public void engine(Engine next) {
         this.engine = next;
+    }
+
+    /** How many accepted chat requests {@link #received} keeps. */
+    public static final int MAX_RECORDED = 256;
+
+    /**
+     * The accepted chat requests (pins resolved), oldest first, up to {@link #MAX_RECORDED}: their bodies and
+     * {@code nvext.token_data}, for a test to verify against an independent rendering and tokenization.
+     */
+    public List<ReceivedChat> received() {
+        synchronized (received) {
+            return List.copyOf(received);
+        }
+    }
+
+    private void record(ReceivedChat chat) {
+        synchronized (received) {
+            if (received.size() == MAX_RECORDED) {
+                received.removeFirst();
+            }
+            received.addLast(chat);
+        }
     }
 
     /** Requests served with {@code instanceId} pinned (as decode or as prefill worker). */
@@ -360,6 +385,7 @@ public final class DirectFrontend implements AutoCloseable {
             onClose.set(l);
             ctx.channel().closeFuture().addListener(l);
             String body = request.content().toString(StandardCharsets.UTF_8);
+            frontend.record(ReceivedChat.of(body, decode));
             boolean stream = body.replace(" ", "").contains("\"stream\":true");
             new Answer(ctx, keepAlive, stream, ticket, done).nextStep(0);
         }

@@ -71,11 +71,12 @@ final class PlanGuard {
     }
 
     /**
-     * Asks the hook, once per request, with the body as every attempt will send it; a plan narrows the
-     * request to its backends ({@link #pool}). Null = standard routing (no plan, a failing hook, or no usable
-     * backend; a plan none of whose backends is a candidate ends {@link DispatchPlan.Outcome#ABANDONED}).
+     * Asks the hook, once per request, with the body as every attempt will send it: a plan, a {@link
+     * DispatchHook.Later} (turned into a guard by {@link #of} when it completes), or null = standard routing (no
+     * plan, a failing hook, or no usable backend).
      */
-    static @Nullable PlanGuard ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates, ByteBuf body) {
+    static DispatchHook.@Nullable Answer ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates,
+            ByteBuf body) {
         List<String> usable = new ArrayList<>(candidates.size());
         for (Backend c : candidates) {
             if (c.available()) {
@@ -85,14 +86,20 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        DispatchPlan pl;
         try {
-            pl = hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
+            return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
                     p.estimatedPromptTokens()));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;
         }
+    }
+
+    /**
+     * The guard of a plan the hook made (now or later), or null = standard routing; a plan none of whose backends
+     * is a candidate ends {@link DispatchPlan.Outcome#ABANDONED}.
+     */
+    static @Nullable PlanGuard of(@Nullable DispatchPlan pl, List<Backend> candidates) {
         if (pl == null) {
             return null;
         }
@@ -102,6 +109,18 @@ final class PlanGuard {
             return null;
         }
         return g;
+    }
+
+    /** A plan that arrived after its request ended (the client left while it was made). */
+    static void abandoned(@Nullable DispatchPlan pl) {
+        if (pl != null) {
+            new PlanGuard(pl, List.of()).end(DispatchPlan.Outcome.ABANDONED);
+        }
+    }
+
+    /** The body attempts on the plan's path send instead of the request's, or null (also after a fallback). */
+    DispatchPlan.@Nullable PinnedBody pinnedBody() {
+        return fellBack ? null : plan.pinnedBody();
     }
 
     /** The candidates that are also the plan's backends, in configuration order. */

@@ -61,7 +61,7 @@ public sealed interface ArtifactLocation {
                     return null;
                 }
             }
-        } catch (URISyntaxException | IllegalArgumentException | InvalidPathException e) {
+        } catch (URISyntaxException | IllegalArgumentException e) {
             return null;
         }
     }

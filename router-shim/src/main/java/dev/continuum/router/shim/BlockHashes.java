@@ -1,9 +1,10 @@
-package dev.continuum.router.kv.hash;
+package dev.continuum.router.shim;
 
 import java.util.Objects;
 
 /**
- * One request's block hashes for one block size: what the KV index is looked up with.
+ * One request's block hashes for one block size, as the worker computes them for its KV events (see
+ * {@code docs/kv-routing.md}): what a KV-aware picker looks the index up with.
  *
  * @param blockSize tokens per block ({@code kv_cache_block_size} of the model's workers)
  * @param hashes    the hash of each complete block, in prompt order; owned by this record, never modified
