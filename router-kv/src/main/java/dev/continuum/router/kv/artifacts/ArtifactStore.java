@@ -79,7 +79,7 @@ public final class ArtifactStore extends StartStopSupport {
     protected CompletableFuture<Void> doStart() {
         ThreadPoolExecutor p = new ThreadPoolExecutor(CONCURRENT_FETCHES, CONCURRENT_FETCHES, 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(MAX_QUEUED), r -> {
-                    Thread t = new Thread(r, "kv-artifacts-" + threads.incrementAndGet());
+                    Thread t = new Thread(r, "continuum-kv-artifacts-" + threads.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });
@@ -100,7 +100,7 @@ public final class ArtifactStore extends StartStopSupport {
 
     @Override
     protected String lifecycleName() {
-        return "kv-artifacts";
+        return "kv artifacts";
     }
 
     /** Bumped whenever an artifact becomes ready, fails or is dropped. */

@@ -79,6 +79,6 @@ public final class KvPipeline extends StartStopSupport {
 
     @Override
     protected String lifecycleName() {
-        return "kv-pipeline";
+        return "kv pipeline";
     }
 }
