@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * The per-model decision: a model is encoded only when every worker serving it names the same artifact key (the
  * tokenizer's checksum and the template's) and each of those checksums is pinned and loaded. The decision is
  * cached per snapshot, config and store generation, so a request pays a map lookup; a new snapshot, a reload or
- * an artifact becoming ready recomputes it for the models asked about.
+ * an artifact becoming ready recomputes it for the models asked about, and a model still waiting for its
+ * artifacts is decided again at most once a second (which also asks the store for a fetch whose retry is due).
  *
  * <p>An unpinned checksum is counted ({@code result="unpinned"}) and logged once per model and checksum, for the
  * operator to review with {@code b3sum} and pin. A block size outside 16..65536, or a third distinct one, is
@@ -38,46 +40,58 @@ public final class ModelArtifactResolver {
 
     private static final Logger log = LoggerFactory.getLogger(ModelArtifactResolver.class);
 
-    private record Generation(DynamoSnapshot snapshot, KvConfig config, long store) {
+    /** How long a model waiting for its artifacts keeps its decision before asking the store again. */
+    static final long RECHECK_NANOS = 1_000_000_000L;
+
+    /** The decisions made for one snapshot, config and store generation. */
+    private record Cached(DynamoSnapshot snapshot, KvConfig config, long store, Map<String, Decision> byModel) {
     }
 
-    private record Cached(Generation generation, Map<String, ModelArtifacts> byModel) {
+    /** A decision, and until when it holds (forever, but for a model still waiting for its artifacts). */
+    private record Decision(ModelArtifacts artifacts, long untilNanos) {
     }
 
     private final ArtifactStore store;
     private final ArtifactMetrics metrics;
+    private final LongSupplier nanoClock;
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     private volatile @Nullable Cached cached;
 
-    public ModelArtifactResolver(ArtifactStore store, ArtifactMetrics metrics) {
+    public ModelArtifactResolver(ArtifactStore store, ArtifactMetrics metrics, LongSupplier nanoClock) {
         this.store = store;
         this.metrics = metrics;
+        this.nanoClock = nanoClock;
     }
 
     /** The decision for {@code model} (the workers' {@code display_name}) in {@code snapshot}; never blocks. */
     public ModelArtifacts resolve(DynamoSnapshot snapshot, KvConfig config, String model) {
-        Generation g = new Generation(snapshot, config, store.generation());
+        long generation = store.generation();
         Cached c = cached;
-        if (c == null || !sameGeneration(c.generation, g)) {
-            c = new Cached(g, new ConcurrentHashMap<>());
+        if (c == null || c.snapshot != snapshot || c.config != config || c.store != generation) {
+            c = new Cached(snapshot, config, generation, new ConcurrentHashMap<>());
             cached = c;
         }
-        ModelArtifacts known = c.byModel.get(model);
-        if (known != null) {
-            return known;
+        Decision known = c.byModel.get(model);
+        long now = nanoClock.getAsLong();
+        if (known != null && now - known.untilNanos < 0) {
+            return known.artifacts;
         }
-        ModelArtifacts decided = decide(snapshot.fleet().workers(), config, model);
-        if (c.byModel.size() < MAX_REMEMBERED) {
-            c.byModel.put(model, decided);
+        Waiting waiting = new Waiting();
+        ModelArtifacts decided = decide(snapshot.fleet().workers(), config, model, waiting);
+        if (c.byModel.size() < MAX_REMEMBERED || known != null) {
+            // A model waiting for a fetch (or its 5-minute retry) asks the store again a second later; any
+            // other decision holds until the snapshot, the config or the store changes.
+            c.byModel.put(model, new Decision(decided, waiting.value ? now + RECHECK_NANOS : now + Long.MAX_VALUE / 2));
         }
         return decided;
     }
 
-    private static boolean sameGeneration(Generation a, Generation b) {
-        return a.snapshot == b.snapshot && a.config == b.config && a.store == b.store;
+    /** Set when a decision depends on artifacts not loaded yet. */
+    private static final class Waiting {
+        boolean value;
     }
 
-    private ModelArtifacts decide(List<DynamoWorker> workers, KvConfig config, String model) {
+    private ModelArtifacts decide(List<DynamoWorker> workers, KvConfig config, String model, Waiting waiting) {
         String key = null;
         ModelCard.CardArtifacts artifacts = null;
         TreeSet<Integer> sizes = new TreeSet<>();
@@ -105,9 +119,10 @@ public final class ModelArtifactResolver {
         if (!any || key == null || artifacts == null) {
             return ModelArtifacts.TOKENIZER_UNAVAILABLE;
         }
-        List<ArtifactFile> files = files(artifacts);
-        for (ArtifactFile f : files) {
-            if (!store.pinned(Objects.requireNonNull(f.blake3Hex()))) {
+        // The config's pins, not the store's: a reload is decided on with the config it came with.
+        Set<String> pins = config.pinnedHex();
+        for (ArtifactFile f : files(artifacts)) {
+            if (!pins.contains(Objects.requireNonNull(f.blake3Hex()))) {
                 reportUnpinned(model, f);
                 return ModelArtifacts.UNPINNED;
             }
@@ -129,6 +144,7 @@ public final class ModelArtifactResolver {
             }
         }
         if (!ready || paths[0] == null) {
+            waiting.value = true;
             return ModelArtifacts.TOKENIZER_UNAVAILABLE;
         }
         return new ModelArtifacts.Ready(new PromptArtifacts(key, paths[0], Optional.ofNullable(paths[1]),

@@ -30,11 +30,11 @@ public final class KvPipeline extends StartStopSupport {
     private final PromptEncoder encoder;
     private final KvPromptMetrics metrics;
 
-    private KvPipeline(Supplier<KvConfig> config, ArtifactStore store, ArtifactMetrics artifactMetrics,
+    private KvPipeline(Supplier<KvConfig> config, ArtifactStore store, ModelArtifactResolver resolver,
             PromptEncoder encoder, KvPromptMetrics metrics) {
         this.config = config;
         this.store = store;
-        this.resolver = new ModelArtifactResolver(store, artifactMetrics);
+        this.resolver = resolver;
         this.encoder = encoder;
         this.metrics = metrics;
     }
@@ -43,7 +43,7 @@ public final class KvPipeline extends StartStopSupport {
      * @param config      the live {@code dynamo.kv}
      * @param encoder     renders and tokenizes (started and stopped by this pipeline)
      * @param environment {@code HF_ENDPOINT} and {@code HF_TOKEN} are read from it
-     * @param nanoClock   the retry clock of failed fetches
+     * @param nanoClock   the clock of fetch retries and of re-deciding a model that waits for its artifacts
      */
     public static KvPipeline create(Supplier<KvConfig> config, PromptEncoder encoder, MeterRegistry registry,
             Map<String, String> environment, LongSupplier nanoClock) {
@@ -52,7 +52,8 @@ public final class KvPipeline extends StartStopSupport {
                 new ArtifactFetcher(environment.get("HF_ENDPOINT"), environment.get("HF_TOKEN")), artifactMetrics,
                 nanoClock);
         store.retain(config.get().pinnedHex());
-        return new KvPipeline(config, store, artifactMetrics, encoder, new KvPromptMetrics(registry));
+        return new KvPipeline(config, store, new ModelArtifactResolver(store, artifactMetrics, nanoClock), encoder,
+                new KvPromptMetrics(registry));
     }
 
     /** The shim dispatch with the KV step in front; install it instead of {@code shim}. */
