@@ -20,6 +20,9 @@ import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.kv.dispatch.KvPipeline;
+import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
+import dev.continuum.router.kv.prompt.PromptLimits;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.ShimDispatcher;
 import io.netty.handler.codec.http.HttpMethod;
@@ -152,6 +155,11 @@ final class RouterProcess implements AutoCloseable {
         LoadBasedPicking picking = stack.push(
                 LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry()));
 
+        // The KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools), before the server so
+        // the server drains before it stops.
+        KvPipeline kv = stack.push(KvPipeline.create(() -> store.current().dynamo().section(sections.kv()),
+                new HuggingFacePromptEncoder(PromptLimits.defaults()), registry, System.getenv(), ticker));
+
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
         AdminRoute admin = ConfigHistoryEndpoints.register(AdminRoute.builder(
@@ -175,13 +183,17 @@ final class RouterProcess implements AutoCloseable {
         serverRef.set(server);
         stack.push(server);
         // Worker pinning: the shim dispatcher reads the live snapshot, load store and shim config per
-        // request, so reloads need no re-wiring here.
-        server.proxy().dispatchHook(ShimDispatcher.create(discovery.registry()::snapshot,
-                () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry));
+        // request, so reloads need no re-wiring here. With dynamo.kv on, a model with pinned artifacts has its
+        // prompt encoded off the event loops first; everything else takes the shim dispatch as it is.
+        ShimDispatcher shim = ShimDispatcher.create(discovery.registry()::snapshot,
+                () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry);
+        server.proxy().dispatchHook(kv.hook(shim, discovery.registry()::snapshot,
+                () -> store.current().dynamo().section(sections.shim())));
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
             load.reconfigure(after.dynamo().section(sections.load()));
+            kv.reconfigure(after.dynamo().section(sections.kv()));
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());
         });

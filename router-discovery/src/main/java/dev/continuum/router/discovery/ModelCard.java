@@ -74,11 +74,19 @@ public record ModelCard(
      * @param path       local path or URL as written
      * @param blake3Hex  the 64-hex-digit BLAKE3 of the file, or null when the checksum is absent or not blake3
      * @param custom     {@code is_custom} of a chat template variant (false otherwise)
+     * @param size       the declared size in bytes, or null; refuses an oversized file early, never trusted
+     *                   over the bytes read
      */
-    public record ArtifactFile(String kind, String path, @Nullable String blake3Hex, boolean custom) {
+    public record ArtifactFile(String kind, String path, @Nullable String blake3Hex, boolean custom,
+                               @Nullable Long size) {
         public ArtifactFile {
             Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(path, "path");
+        }
+
+        /** A file whose card declares no size. */
+        public ArtifactFile(String kind, String path, @Nullable String blake3Hex, boolean custom) {
+            this(kind, path, blake3Hex, custom, null);
         }
     }
 }

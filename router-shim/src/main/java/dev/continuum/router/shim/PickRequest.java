@@ -2,6 +2,7 @@ package dev.continuum.router.shim;
 
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a picker needs to know about one request.
@@ -12,8 +13,16 @@ import java.util.Set;
  *                              (visibility, health and per-key policy already applied); others offer no
  *                              candidates, so a pair never lands in a graph the request cannot reach
  * @param estimatedPromptTokens see {@link dev.continuum.router.core.proxy.PromptTokens#estimate}
+ * @param prompt                the rendered prompt's length and block hashes, or null when the KV pipeline did not
+ *                              encode the request (KV routing off, no pinned artifacts, a fallback)
  */
-public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
+public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
+                          @Nullable PromptBlocks prompt) {
+    /** A request the KV pipeline did not encode. */
+    public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
+        this(model, namespaces, estimatedPromptTokens, null);
+    }
+
     public PickRequest {
         Objects.requireNonNull(model, "model");
         namespaces = Set.copyOf(namespaces);

@@ -76,14 +76,22 @@ public final class ShimDispatcher implements DispatchHook {
 
     @Override
     public @Nullable DispatchPlan plan(DispatchRequest request) {
-        DispatchPlan plan = planOrNull(request);
+        return plan(request, null);
+    }
+
+    /**
+     * The plan for a request whose prompt the KV pipeline encoded ({@code prompt}, handed to the picker), or did
+     * not (null). Safe on any thread: the KV path calls it where the prompt was encoded.
+     */
+    public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt) {
+        DispatchPlan plan = planOrNull(request, prompt);
         if (plan == null) {
             metrics.request(RoutingPath.UNIFIED);
         }
         return plan;
     }
 
-    private @Nullable DispatchPlan planOrNull(DispatchRequest request) {
+    private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt) {
         DynamoSnapshot snapshot = snapshots.get();
         ShimConfig shim = config.get();
         if (!snapshot.enabled() || !shim.configured()) {
@@ -107,7 +115,7 @@ public final class ShimDispatcher implements DispatchHook {
         }
         Set<String> namespaces = new HashSet<>(usable.keySet());
         Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                namespaces, request.estimatedPromptTokens()));
+                namespaces, request.estimatedPromptTokens(), prompt));
         if (selection == null) {
             return null;
         }

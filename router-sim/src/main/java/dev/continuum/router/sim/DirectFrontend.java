@@ -31,6 +31,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -183,6 +184,8 @@ public final class DirectFrontend implements AutoCloseable {
     /** The last {@link #MAX_RECEIVED} requests served, oldest first. */
     private final java.util.Deque<Received> received = new java.util.concurrent.ConcurrentLinkedDeque<>();
     private static final int MAX_RECEIVED = 256;
+    /** The last {@link #MAX_RECORDED} accepted chat requests, oldest first. */
+    private final ArrayDeque<ReceivedChat> receivedChats = new ArrayDeque<>();
     private volatile Engine engine = immediate(InFlight.NONE);
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
@@ -252,6 +255,28 @@ public final class DirectFrontend implements AutoCloseable {
         received.addLast(new Received(Map.copyOf(headers), body));
         while (received.size() > MAX_RECEIVED) {
             received.pollFirst();
+        }
+    }
+
+    /** How many accepted chat requests {@link #receivedChats} keeps. */
+    public static final int MAX_RECORDED = 256;
+
+    /**
+     * The accepted chat requests (pins resolved), oldest first, up to {@link #MAX_RECORDED}: their bodies and
+     * {@code nvext.token_data}, for a test to verify against an independent rendering and tokenization.
+     */
+    public List<ReceivedChat> receivedChats() {
+        synchronized (receivedChats) {
+            return List.copyOf(receivedChats);
+        }
+    }
+
+    private void record(ReceivedChat chat) {
+        synchronized (receivedChats) {
+            if (receivedChats.size() == MAX_RECORDED) {
+                receivedChats.removeFirst();
+            }
+            receivedChats.addLast(chat);
         }
     }
 
@@ -383,6 +408,7 @@ public final class DirectFrontend implements AutoCloseable {
             ctx.channel().closeFuture().addListener(l);
             String body = request.content().toString(StandardCharsets.UTF_8);
             frontend.record(request.headers(), body);
+            frontend.record(ReceivedChat.of(body, decode));
             new Answer(ctx, keepAlive, ChatAnswer.of(body, promptTokens), ticket, done).nextStep(0);
         }
 

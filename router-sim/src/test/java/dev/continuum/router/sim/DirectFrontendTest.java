@@ -98,4 +98,32 @@ class DirectFrontendTest {
         frontend.workers(List.of(new Worker(3, Role.AGGREGATED, 1), new Worker(9, Role.PREFILL, 1)));
         assertThat(chat(false, "x-dynamo-worker-instance-id", "3").body()).contains(DirectFrontend.PREFILL_ID_ERROR);
     }
+
+    @Test
+    void recordsEachAcceptedBodyWithItsTokenDataAndNotTheRefusedOnes() throws Exception {
+        frontend = DirectFrontend.start("127.0.0.1", 0, List.of(new Worker(3, Role.AGGREGATED, 1)), 1, 0);
+        String withTokens = "{\"model\":\"m\",\"messages\":[],\"nvext\":{\"token_data\":[0,151644,4294967295]}}";
+        String notU32 = "{\"model\":\"m\",\"messages\":[],\"nvext\":{\"token_data\":[1,-1]}}";
+
+        assertThat(post(withTokens, "x-dynamo-worker-instance-id", "3").statusCode()).isEqualTo(200);
+        assertThat(chat(false, "x-dynamo-worker-instance-id", "3").statusCode()).isEqualTo(200);
+        assertThat(post(notU32, "x-dynamo-worker-instance-id", "3").statusCode()).isEqualTo(200);
+        assertThat(post(withTokens, "x-dynamo-worker-instance-id", "99").statusCode()).isEqualTo(500);
+
+        List<ReceivedChat> got = frontend.receivedChats();
+        assertThat(got).hasSize(3);
+        assertThat(got.get(0).body()).isEqualTo(withTokens);
+        assertThat(got.get(0).tokenData()).containsExactly(0, 151_644, 4_294_967_295L);
+        assertThat(got.get(0).decodeWorker()).isEqualTo(3);
+        assertThat(got.get(1).tokenData()).isNull();
+        assertThat(got.get(1).tokenDataValid()).isTrue();
+        assertThat(got.get(2).tokenData()).isNull();
+        assertThat(got.get(2).tokenDataValid()).isFalse();
+    }
+
+    private HttpResponse<String> post(String body, String... headers) throws Exception {
+        return CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + frontend.address().getPort()
+                        + "/v1/chat/completions")).POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("content-type", "application/json").headers(headers).build(), HttpResponse.BodyHandlers.ofString());
+    }
 }

@@ -3,6 +3,7 @@ package dev.continuum.router.core.proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How one request is dispatched on a hook's path, and how the proxy treats its failures:
@@ -30,6 +31,7 @@ import java.util.Objects;
  * @param refusalMarker    text that marks an upstream refusal of the plan itself
  * @param refusalCode      the error code answered for such a refusal
  * @param listener         told once how the plan ended
+ * @param pinnedBody       the body sent on the plan's path, or null for the request's own
  */
 public record DispatchPlan(
         List<String> backends,
@@ -38,7 +40,15 @@ public record DispatchPlan(
         String routingPath,
         String refusalMarker,
         String refusalCode,
-        Listener listener) {
+        Listener listener,
+        @Nullable PinnedBody pinnedBody) implements DispatchHook.Answer {
+
+    /** A plan that sends the request's own body on its path. */
+    public DispatchPlan(List<String> backends, Map<String, String> upstreamHeaders,
+            Map<String, String> disclosedHeaders, String routingPath, String refusalMarker, String refusalCode,
+            Listener listener) {
+        this(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode, listener, null);
+    }
 
     /** How much of an error body is read to look for the refusal marker; the rest is discarded. */
     public static final int MAX_INSPECTED_ERROR_BYTES = 64 * 1024;
@@ -51,6 +61,24 @@ public record DispatchPlan(
         Objects.requireNonNull(refusalMarker, "refusalMarker");
         Objects.requireNonNull(refusalCode, "refusalCode");
         Objects.requireNonNull(listener, "listener");
+    }
+
+    /**
+     * The body every attempt on the plan's path sends instead of the request's (for example the request's body with
+     * {@code nvext.token_data} added); a fallback to standard routing sends the request's own body again.
+     *
+     * @param bytes the complete JSON body; never modified after the plan is made
+     */
+    public record PinnedBody(byte[] bytes) {
+        public PinnedBody {
+            Objects.requireNonNull(bytes, "bytes");
+        }
+    }
+
+    /** This plan with {@code body} sent on its path. */
+    public DispatchPlan withPinnedBody(byte[] body) {
+        return new DispatchPlan(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode,
+                listener, new PinnedBody(body));
     }
 
     /** How a plan ended. */

@@ -74,11 +74,12 @@ final class PlanGuard {
     }
 
     /**
-     * Asks the hook, once per request (a converted request's later sends {@link #repin}), with the body as every attempt will send it; a plan narrows the
-     * request to its backends ({@link #pool}). Null = standard routing (no plan, a failing hook, or no usable
-     * backend; a plan none of whose backends is a candidate ends {@link DispatchPlan.Outcome#ABANDONED}).
+     * Asks the hook, once per request (a converted request's later sends {@link #repin}), with the body as every
+     * attempt will send it: a plan, a {@link DispatchHook.Later} (turned into a guard by {@link #of} when it
+     * completes), or null = standard routing (no plan, a failing hook, or no usable backend).
      */
-    static @Nullable PlanGuard ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates, ByteBuf body) {
+    static DispatchHook.@Nullable Answer ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates,
+            ByteBuf body) {
         List<String> usable = new ArrayList<>(candidates.size());
         for (Backend c : candidates) {
             if (c.available()) {
@@ -88,7 +89,14 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        DispatchPlan pl = askHook(hook, p, usable, body);
+        return askHook(hook, p, usable, body);
+    }
+
+    /**
+     * The guard of a plan the hook made (now or later), or null = standard routing; a plan none of whose backends
+     * is a candidate ends {@link DispatchPlan.Outcome#ABANDONED}.
+     */
+    static @Nullable PlanGuard of(@Nullable DispatchPlan pl, List<Backend> candidates) {
         if (pl == null) {
             return null;
         }
@@ -100,7 +108,8 @@ final class PlanGuard {
         return g;
     }
 
-    private static @Nullable DispatchPlan askHook(DispatchHook hook, ParsedRequest p, List<String> usable, ByteBuf body) {
+    private static DispatchHook.@Nullable Answer askHook(DispatchHook hook, ParsedRequest p, List<String> usable,
+            ByteBuf body) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
                     p.estimatedPromptTokens()));
@@ -115,13 +124,22 @@ final class PlanGuard {
      * {@link #ask} made; every later one (a retry on the plan's path) asks the hook again with the same body,
      * narrowed to {@code backend}, and the previous plan ends {@link DispatchPlan.Outcome#RESENT}. False when
      * the hook has no plan for that backend now (the plan's path has failed; the caller falls back or fails).
+     *
+     * <p>A hook that can only answer later (a KV-aware model whose prompt is being tokenized) cannot be waited
+     * for here, between two attempts on the event loop: that retry keeps the previous send's pins, and the late
+     * plan is ended {@link DispatchPlan.Outcome#ABANDONED} when it arrives (docs/request-path.md).
      */
     boolean repin(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
         if (!planUsed) {
             planUsed = true;
             return true;
         }
-        DispatchPlan next = askHook(hook, p, List.of(backend.name()), body);
+        DispatchHook.Answer answer = askHook(hook, p, List.of(backend.name()), body);
+        if (answer instanceof DispatchHook.Later later) {
+            later.plan().whenComplete((late, failure) -> abandoned(failure == null ? late : null));
+            return true;
+        }
+        DispatchPlan next = (DispatchPlan) answer;
         if (next == null) {
             return false;
         }
@@ -133,6 +151,18 @@ final class PlanGuard {
         plan = next;
         ended = false;
         return true;
+    }
+
+    /** A plan that arrived after its request ended (the client left while it was made). */
+    static void abandoned(@Nullable DispatchPlan pl) {
+        if (pl != null) {
+            new PlanGuard(pl, List.of()).end(DispatchPlan.Outcome.ABANDONED);
+        }
+    }
+
+    /** The body attempts on the plan's path send instead of the request's, or null (also after a fallback). */
+    DispatchPlan.@Nullable PinnedBody pinnedBody() {
+        return fellBack ? null : plan.pinnedBody();
     }
 
     /** The candidates that are also the plan's backends, in configuration order. */

@@ -9,6 +9,7 @@ import dev.continuum.router.core.metrics.RateLimitTier;
 import dev.continuum.router.core.metrics.RetryReason;
 import dev.continuum.router.core.metrics.StreamSide;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
@@ -26,6 +27,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -156,13 +158,32 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         parsed = q.parsed();
         body = q.body();
         ownsBody = q.ownsBody();
-        PlanGuard g = hook == null ? null : PlanGuard.ask(hook, q.parsed(), q.candidates(), body);
+        DispatchHook.Answer answer = hook == null ? null : PlanGuard.ask(hook, q.parsed(), q.candidates(), body);
+        if (answer instanceof DispatchHook.Later later) {
+            awaitPlan(later, q.candidates(), c);
+            return;
+        }
+        dispatch((DispatchPlan) answer, q.candidates(), c);
+    }
+
+    /** Starts the attempts, on the plan's path when there is one. */
+    private void dispatch(@Nullable DispatchPlan plan, List<Backend> standard, Admission.Caller c) {
+        PlanGuard g = PlanGuard.of(plan, standard);
         guard = g;
-        affinityKey = affinityKey(q.parsed());
-        fallback = ModelFallback.of(state.config.fallback(), q.parsed().model());
-        candidates = new Candidates(state, g == null ? q.candidates() : g.pool(), c.bypassLimits(), affinityKey);
+        ParsedRequest p = requireParsed();
+        affinityKey = affinityKey(p);
+        fallback = ModelFallback.of(state.config.fallback(), p.model());
+        candidates = new Candidates(state, g == null ? standard : g.pool(), c.bypassLimits(), affinityKey);
         state.retryBudget.onRequest();
         attempt();
+    }
+
+    private ParsedRequest requireParsed() {
+        ParsedRequest p = parsed;
+        if (p == null) {
+            throw new IllegalStateException("dispatch before admission");
+        }
+        return p;
     }
 
     /** The request's {@code ConsistentHash} key (0 for none, or another strategy). */
@@ -174,6 +195,30 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         String header = ch == null ? null : ch.header();
         return ch != null && ch.key() == ConsistentHashConfig.Key.HEADER && header != null
                 ? AffinityKeys.ofHeader(request.headers(), header) : p.firstUserMessageKey();
+    }
+
+    /**
+     * The hook makes the plan off the event loop: resume on this exchange's loop when it is done. A client that
+     * left meanwhile released the request already ({@link #clientClosed}); the late plan is then only ended.
+     */
+    private void awaitPlan(DispatchHook.Later later, List<Backend> standard, Admission.Caller c) {
+        later.plan().whenComplete((plan, failure) -> {
+            if (failure != null) {
+                log.warn("dispatch hook failed; the request takes standard routing: {}", LogSafe.escape(failure));
+            }
+            DispatchPlan pl = failure == null ? plan : null;
+            try {
+                loop.execute(() -> {
+                    if (finished) {
+                        PlanGuard.abandoned(pl);
+                    } else {
+                        dispatch(pl, standard, c);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                PlanGuard.abandoned(pl); // the loop is shutting down; the channel goes with it
+            }
+        });
     }
 
     private void refuse(Admission.Refused f) {
@@ -299,9 +344,18 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
                 : endpoint.target(ProxyRoute.CHAT_UPSTREAM_PATH, null);
         PlanGuard g = guard;
         Map<String, String> pins = g == null ? Map.of() : g.pinHeaders();
+        DispatchPlan.PinnedBody pinnedBody = g == null ? null : g.pinnedBody();
+        // A plan's own body replaces the request's on its path only (a fallback sends the request's again).
+        ByteBuf out = pinnedBody == null ? body : Unpooled.wrappedBuffer(pinnedBody.bytes());
         Admission.Caller c = caller;
-        return UpstreamRequestFactory.build(request.headers(), request.method(), c == null ? null : c.credentialSource(),
-                a.backend, pins, body, target);
+        try {
+            return UpstreamRequestFactory.build(request.headers(), request.method(),
+                    c == null ? null : c.credentialSource(), a.backend, pins, out, target);
+        } finally {
+            if (out != body) {
+                out.release(); // the request holds its own retained duplicate
+            }
+        }
     }
 
     // ---------------------------------------------------------------- upstream events

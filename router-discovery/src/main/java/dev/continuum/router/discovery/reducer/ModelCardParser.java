@@ -156,7 +156,7 @@ final class ModelCardParser {
         return null;
     }
 
-    /** {@code {"path": "...", "checksum": "blake3:<64 hex>"}}; a checksum of another form reads as null. */
+    /** {@code {"path": "...", "checksum": "blake3:<64 hex>", "size"?: n}}; a checksum of another form reads as null. */
     private static @Nullable ArtifactFile checkedFile(String kind, @Nullable JsonNode value, boolean custom) {
         String path = nonEmptyText(value, "path");
         if (path == null) {
@@ -170,7 +170,7 @@ final class ModelCardParser {
                 blake3 = matcher.group(1).toLowerCase(Locale.ROOT);
             }
         }
-        return new ArtifactFile(kind, path, blake3, custom);
+        return new ArtifactFile(kind, path, blake3, custom, longAtLeast(value, "size", 0));
     }
 
     private static @Nullable String release(JsonNode card) {

@@ -10,6 +10,7 @@ import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.ModelCard;
 import dev.continuum.router.testing.DynamoRecords;
 import dev.continuum.router.testing.LogCapture;
+import java.util.List;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -95,6 +96,12 @@ class WireCompatibilityTest {
                 Arguments.of("tokenizer with a non-blake3 checksum",
                         "\"tokenizer\":{\"hf_tokenizer_json\":{\"path\":\"/t.json\",\"checksum\":\"sha256:00\"}}",
                         field(c -> c.artifacts().tokenizer(), new ModelCard.ArtifactFile("hf_tokenizer_json", "/t.json", null, false))),
+                Arguments.of("tokenizer with its size (a negative one reads as unknown)",
+                        "\"tokenizer\":{\"hf_tokenizer_json\":{\"path\":\"/t.json\",\"size\":11422654}},"
+                                + "\"prompt_formatter\":{\"hf_tokenizer_config_json\":{\"path\":\"/c.json\",\"size\":-1}}",
+                        field(c -> List.of(c.artifacts().tokenizer(), c.artifacts().promptFormatter()), List.of(
+                                new ModelCard.ArtifactFile("hf_tokenizer_json", "/t.json", null, false, 11_422_654L),
+                                new ModelCard.ArtifactFile("hf_tokenizer_config_json", "/c.json", null, false)))),
                 Arguments.of("tokenizer without a path", "\"tokenizer\":{\"hf_tokenizer_json\":{\"checksum\":\"blake3:00\"}}",
                         field(c -> c.artifacts().tokenizer(), null)),
                 Arguments.of("a custom chat template in prompt_formatter",

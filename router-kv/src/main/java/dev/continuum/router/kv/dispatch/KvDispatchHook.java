@@ -1,0 +1,116 @@
+package dev.continuum.router.kv.dispatch;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.core.proxy.DispatchHook;
+import dev.continuum.router.core.proxy.DispatchPlan;
+import dev.continuum.router.core.proxy.DispatchRequest;
+import dev.continuum.router.discovery.DynamoSnapshot;
+import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
+import dev.continuum.router.kv.artifacts.ModelArtifacts;
+import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.hash.BlockHasher;
+import dev.continuum.router.kv.prompt.PromptEncoder;
+import dev.continuum.router.kv.prompt.PromptEncoding;
+import dev.continuum.router.shim.BlockHashes;
+import dev.continuum.router.shim.PromptBlocks;
+import dev.continuum.router.shim.ShimConfig;
+import dev.continuum.router.shim.ShimDispatcher;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shim dispatch with the KV step in front: for a model whose workers agree on pinned, loaded artifacts, the
+ * body is copied, rendered and tokenized by the {@link PromptEncoder} (off the event loop) and block-hashed for
+ * each of the model's block sizes; the picker then sees the prompt's {@link PromptBlocks}, and with
+ * {@code send_token_data} the plan's body carries the token IDs as {@code nvext.token_data}. Every other request
+ * (KV off, model not ready, a fallback of the encoder) takes the load-only shim plan, answered at once.
+ */
+public final class KvDispatchHook implements DispatchHook {
+    private static final Logger log = LoggerFactory.getLogger(KvDispatchHook.class);
+
+    private final ShimDispatcher shim;
+    private final Supplier<DynamoSnapshot> snapshots;
+    private final Supplier<ShimConfig> shimConfig;
+    private final Supplier<KvConfig> kvConfig;
+    private final ModelArtifactResolver resolver;
+    private final PromptEncoder encoder;
+    private final KvPromptMetrics metrics;
+
+    public KvDispatchHook(ShimDispatcher shim, Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> shimConfig,
+            Supplier<KvConfig> kvConfig, ModelArtifactResolver resolver, PromptEncoder encoder,
+            KvPromptMetrics metrics) {
+        this.shim = Objects.requireNonNull(shim, "shim");
+        this.snapshots = snapshots;
+        this.shimConfig = shimConfig;
+        this.kvConfig = kvConfig;
+        this.resolver = resolver;
+        this.encoder = encoder;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public @Nullable Answer plan(DispatchRequest request) {
+        KvConfig kv = kvConfig.get();
+        if (!kv.enabled()) {
+            return shim.plan(request);
+        }
+        ModelArtifacts m = resolver.resolve(snapshots.get(), kv, shimConfig.get().workerModel(request.model()));
+        if (!(m instanceof ModelArtifacts.Ready ready)) {
+            metrics.unavailable(((ModelArtifacts.Unavailable) m).why());
+            return shim.plan(request);
+        }
+        // The request's body is borrowed for this call only: the encoder and the plan get a copy.
+        byte[] body = ByteBufUtil.getBytes(request.body());
+        DispatchRequest copy = new DispatchRequest(request.model(), request.stream(), request.usableBackends(),
+                Unpooled.wrappedBuffer(body), request.estimatedPromptTokens());
+        return new Later(encoder.encode(ready.artifacts(), body)
+                .thenApply(encoding -> planEncoded(copy, body, encoding, ready, kv)));
+    }
+
+    /** Runs where the encoding completed (the encoder's pool), never on an event loop. */
+    private @Nullable DispatchPlan planEncoded(DispatchRequest request, byte[] body, PromptEncoding encoding,
+            ModelArtifacts.Ready ready, KvConfig kv) {
+        if (!(encoding instanceof PromptEncoding.Tokens tokens)) {
+            metrics.fallback(((PromptEncoding.Fallback) encoding).reason());
+            return shim.plan(request);
+        }
+        ObjectNode root;
+        try {
+            root = TokenDataBody.parse(body);
+        } catch (IOException e) {
+            root = null;
+        }
+        if (root == null) {
+            // Admission parsed it already; not expected, but never fatal.
+            metrics.count(PromptResult.RENDER_UNAVAILABLE);
+            return shim.plan(request);
+        }
+        int[] ids = tokens.ids();
+        BlockHasher hasher = BlockHasher.of(null, TokenDataBody.cacheSalt(root));
+        List<BlockHashes> hashes = new ArrayList<>(ready.blockSizeCount());
+        for (int i = 0; i < ready.blockSizeCount(); i++) {
+            int size = ready.blockSize(i);
+            hashes.add(new BlockHashes(size, hasher.blockHashes(ids, size)));
+        }
+        metrics.count(PromptResult.ENCODED);
+        DispatchPlan plan = shim.plan(request, new PromptBlocks(ids.length, hashes));
+        if (plan == null || !kv.sendTokenData()) {
+            return plan;
+        }
+        try {
+            return plan.withPinnedBody(TokenDataBody.with(root, ids));
+        } catch (IOException | RuntimeException e) {
+            log.warn("nvext.token_data not attached: {}", LogSafe.escape(e));
+            return plan;
+        }
+    }
+}

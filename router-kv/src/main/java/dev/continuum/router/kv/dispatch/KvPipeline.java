@@ -1,0 +1,85 @@
+package dev.continuum.router.kv.dispatch;
+
+import dev.continuum.router.core.lifecycle.StartStopSupport;
+import dev.continuum.router.discovery.DynamoSnapshot;
+import dev.continuum.router.kv.artifacts.ArtifactCache;
+import dev.continuum.router.kv.artifacts.ArtifactFetcher;
+import dev.continuum.router.kv.artifacts.ArtifactMetrics;
+import dev.continuum.router.kv.artifacts.ArtifactStore;
+import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
+import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.prompt.PromptEncoder;
+import dev.continuum.router.shim.ShimConfig;
+import dev.continuum.router.shim.ShimDispatcher;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The KV prompt pipeline as one lifecycle component: the artifact store (its fetch pool) and the encoder (its
+ * render and tokenizer pools), started in that order and stopped in reverse, and the dispatch hook over them.
+ * {@link #reconfigure} applies a reloaded {@code dynamo.kv} (pins, cache directory); the hook reads the rest per
+ * request.
+ */
+public final class KvPipeline extends StartStopSupport {
+    private final Supplier<KvConfig> config;
+    private final ArtifactStore store;
+    private final ModelArtifactResolver resolver;
+    private final PromptEncoder encoder;
+    private final KvPromptMetrics metrics;
+
+    private KvPipeline(Supplier<KvConfig> config, ArtifactStore store, ModelArtifactResolver resolver,
+            PromptEncoder encoder, KvPromptMetrics metrics) {
+        this.config = config;
+        this.store = store;
+        this.resolver = resolver;
+        this.encoder = encoder;
+        this.metrics = metrics;
+    }
+
+    /**
+     * @param config      the live {@code dynamo.kv}
+     * @param encoder     renders and tokenizes (started and stopped by this pipeline)
+     * @param environment {@code HF_ENDPOINT} and {@code HF_TOKEN} are read from it
+     * @param nanoClock   the clock of fetch retries and of re-deciding a model that waits for its artifacts
+     */
+    public static KvPipeline create(Supplier<KvConfig> config, PromptEncoder encoder, MeterRegistry registry,
+            Map<String, String> environment, LongSupplier nanoClock) {
+        ArtifactMetrics artifactMetrics = new ArtifactMetrics(registry);
+        ArtifactStore store = new ArtifactStore(new ArtifactCache(config.get().cacheDir(), ArtifactFetcher.MAX_BYTES),
+                new ArtifactFetcher(environment.get("HF_ENDPOINT"), environment.get("HF_TOKEN")), artifactMetrics,
+                nanoClock);
+        store.retain(config.get().pinnedHex());
+        return new KvPipeline(config, store, new ModelArtifactResolver(store, artifactMetrics, nanoClock), encoder,
+                new KvPromptMetrics(registry));
+    }
+
+    /** The shim dispatch with the KV step in front; install it instead of {@code shim}. */
+    public KvDispatchHook hook(ShimDispatcher shim, Supplier<DynamoSnapshot> snapshots,
+            Supplier<ShimConfig> shimConfig) {
+        return new KvDispatchHook(shim, snapshots, shimConfig, config, resolver, encoder, metrics);
+    }
+
+    /** Applies a reloaded {@code dynamo.kv}: a removed pin drops what it loaded; a new cache directory is used. */
+    public void reconfigure(KvConfig next) {
+        store.cache(new ArtifactCache(next.cacheDir(), ArtifactFetcher.MAX_BYTES));
+        store.retain(next.pinnedHex());
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        return store.start().thenCompose(v -> encoder.start());
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        return encoder.stop().handle((v, e) -> null).thenCompose(v -> store.stop());
+    }
+
+    @Override
+    protected String lifecycleName() {
+        return "kv pipeline";
+    }
+}

@@ -1,0 +1,140 @@
+package dev.continuum.router.kv.hash;
+
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Block hashes exactly as a Dynamo worker computes them for its KV events (ai-dynamo/dynamo
+ * {@code lib/kv-router/src/protocols.rs} {@code compute_block_hash_for_seq}, and {@code lib/kv-hashing/src/salt.rs}
+ * for the seed): the token IDs of each complete block as unsigned 32-bit little-endian integers, hashed with
+ * XXH3-64. A trailing partial block is not hashed.
+ *
+ * <p>The seed is 1337, plus (wrapping) XXH3-64 of the LoRA name with seed 0 when there is one, plus XXH3-64 of the
+ * request's cache salt with seed 1 when there is one; an empty string counts as absent. The sequence (chained)
+ * hash always uses 1337.
+ *
+ * <p>Per block nothing is allocated: the ints are hashed in place (their native order is little-endian on every
+ * platform this runs on; another order takes a copying path).
+ */
+public final class BlockHasher {
+    /** Upstream's {@code XXH3_SEED}. */
+    public static final long BASE_SEED = 1337;
+    /** Block sizes a model's card may declare and still be hashed ({@code kv_cache_block_size}). */
+    public static final int MIN_BLOCK_SIZE = 16;
+    public static final int MAX_BLOCK_SIZE = 65_536;
+
+    private static final LongHashFunction BASE = LongHashFunction.xx3(BASE_SEED);
+    private static final LongHashFunction LORA = LongHashFunction.xx3(0);
+    private static final LongHashFunction SALT = LongHashFunction.xx3(1);
+    private static final boolean NATIVE_LE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+    private final LongHashFunction function;
+
+    private BlockHasher(LongHashFunction function) {
+        this.function = function;
+    }
+
+    /** A hasher for requests without LoRA or salt (the common case: no allocation at all). */
+    public static BlockHasher unsalted() {
+        return UNSALTED;
+    }
+
+    private static final BlockHasher UNSALTED = new BlockHasher(BASE);
+
+    /** A hasher seeded for {@code loraName} and {@code cacheSalt} (either may be null or empty). */
+    public static BlockHasher of(@Nullable String loraName, @Nullable String cacheSalt) {
+        long seed = seed(loraName, cacheSalt);
+        return seed == BASE_SEED ? UNSALTED : new BlockHasher(LongHashFunction.xx3(seed));
+    }
+
+    /** The block-hash seed; wrapping u64 arithmetic, as upstream's {@code wrapping_add}. */
+    public static long seed(@Nullable String loraName, @Nullable String cacheSalt) {
+        long seed = BASE_SEED;
+        if (loraName != null && !loraName.isEmpty()) {
+            seed += LORA.hashBytes(loraName.getBytes(StandardCharsets.UTF_8));
+        }
+        if (cacheSalt != null && !cacheSalt.isEmpty()) {
+            seed += SALT.hashBytes(cacheSalt.getBytes(StandardCharsets.UTF_8));
+        }
+        return seed;
+    }
+
+    /** How many complete blocks {@code tokenCount} tokens make. */
+    public static int completeBlocks(int tokenCount, int blockSize) {
+        return tokenCount / blockSize;
+    }
+
+    /** Whether a card's {@code kv_cache_block_size} can be hashed. */
+    public static boolean supported(int blockSize) {
+        return blockSize >= MIN_BLOCK_SIZE && blockSize <= MAX_BLOCK_SIZE;
+    }
+
+    /**
+     * Writes the hash of every complete block of {@code tokens[0..tokenCount)} into {@code out} (which must hold
+     * {@link #completeBlocks} entries) and returns how many were written.
+     */
+    public int blockHashes(int[] tokens, int tokenCount, int blockSize, long[] out) {
+        if (blockSize <= 0) {
+            throw new IllegalArgumentException("block size " + blockSize);
+        }
+        int blocks = completeBlocks(Math.min(tokenCount, tokens.length), blockSize);
+        if (out.length < blocks) {
+            throw new IllegalArgumentException("out holds " + out.length + " of " + blocks + " hashes");
+        }
+        byte[] scratch = NATIVE_LE ? null : new byte[blockSize * 4];
+        for (int b = 0; b < blocks; b++) {
+            out[b] = scratch == null ? function.hashInts(tokens, b * blockSize, blockSize)
+                    : hashLittleEndian(tokens, b * blockSize, blockSize, scratch);
+        }
+        return blocks;
+    }
+
+    /** Every complete block's hash, in a new array. */
+    public long[] blockHashes(int[] tokens, int blockSize) {
+        long[] out = new long[completeBlocks(tokens.length, blockSize)];
+        blockHashes(tokens, tokens.length, blockSize, out);
+        return out;
+    }
+
+    private long hashLittleEndian(int[] tokens, int from, int len, byte[] scratch) {
+        for (int i = 0; i < len; i++) {
+            int t = tokens[from + i];
+            scratch[4 * i] = (byte) t;
+            scratch[4 * i + 1] = (byte) (t >>> 8);
+            scratch[4 * i + 2] = (byte) (t >>> 16);
+            scratch[4 * i + 3] = (byte) (t >>> 24);
+        }
+        return function.hashBytes(scratch, 0, len * 4);
+    }
+
+    /**
+     * The chained hashes of {@code blockHashes} (upstream's {@code compute_seq_hash_for_block}): the first equals
+     * the first block hash, each next one is XXH3-64 (seed 1337) of the previous and the block hash as two u64 LE.
+     */
+    public static long[] sequenceHashes(long[] blockHashes, int count) {
+        long[] out = new long[count];
+        long[] pair = new long[2];
+        for (int i = 0; i < count; i++) {
+            if (i == 0) {
+                out[0] = blockHashes[0];
+            } else {
+                pair[0] = out[i - 1];
+                pair[1] = blockHashes[i];
+                out[i] = NATIVE_LE ? BASE.hashLongs(pair) : BASE.hashBytes(littleEndian(pair));
+            }
+        }
+        return out;
+    }
+
+    private static byte[] littleEndian(long[] values) {
+        byte[] b = new byte[values.length * 8];
+        for (int i = 0; i < values.length; i++) {
+            for (int k = 0; k < 8; k++) {
+                b[8 * i + k] = (byte) (values[i] >>> (8 * k));
+            }
+        }
+        return b;
+    }
+}
