@@ -12,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  * XXH3-64. A trailing partial block is not hashed.
  *
  * <p>The hash seed is 1337, plus (wrapping) XXH3-64 of the LoRA name with seed 0 when there is one, plus
- * XXH3-64 of the request's cache salt with seed 1 when there is one; an empty string counts as absent. The sequence (chained)
- * hash always uses 1337.
+ * XXH3-64 of the request's cache salt with seed 1 when there is one; an empty string counts as absent. The
+ * sequence (chained) hash always uses 1337.
  *
  * <p>Per block nothing is allocated: the ints are hashed in place (their native order is little-endian on every
  * platform this runs on; another order takes a copying path).
