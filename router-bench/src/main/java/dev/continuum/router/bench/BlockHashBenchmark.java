@@ -14,7 +14,7 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * KV block hashing of one prompt: XXH3-64 over every complete block of {@code tokens} token IDs
- * ({@code BlockHasher}, the seed of a request with a cache salt). {@code intoArray} writes into a reused array (the
+ * ({@code BlockHasher}, the hash seed of a request with a cache salt). {@code intoArray} writes into a reused array (the
  * per-block cost, which must allocate nothing); {@code perRequest} also allocates the request's result array, as
  * the dispatch hook does once per request and block size.
  */

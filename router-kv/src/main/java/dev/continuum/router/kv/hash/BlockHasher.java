@@ -8,12 +8,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * Block hashes exactly as a Dynamo worker computes them for its KV events (ai-dynamo/dynamo
  * {@code lib/kv-router/src/protocols.rs} {@code compute_block_hash_for_seq}, and {@code lib/kv-hashing/src/salt.rs}
- * for the seed): the token IDs of each complete block as unsigned 32-bit little-endian integers, hashed with
+ * for the hash seed): the token IDs of each complete block as unsigned 32-bit little-endian integers, hashed with
  * XXH3-64. A trailing partial block is not hashed.
  *
- * <p>The seed is 1337, plus (wrapping) XXH3-64 of the LoRA name with seed 0 when there is one, plus XXH3-64 of the
- * request's cache salt with seed 1 when there is one; an empty string counts as absent. The sequence (chained)
- * hash always uses 1337.
+ * <p>The hash seed is 1337, plus (wrapping) XXH3-64 of the LoRA name with seed 0 when there is one, plus
+ * XXH3-64 of the request's cache salt with seed 1 when there is one; an empty string counts as absent. The
+ * sequence (chained) hash always uses 1337.
  *
  * <p>Per block nothing is allocated: the ints are hashed in place (their native order is little-endian on every
  * platform this runs on; another order takes a copying path).

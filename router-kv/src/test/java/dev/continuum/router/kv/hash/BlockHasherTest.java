@@ -39,7 +39,7 @@ class BlockHasherTest {
 
     /**
      * A second XXH3-64 (Debian's python3-xxhash, bin/test installs it) over 100 seeded token sequences, with and
-     * without a LoRA name and a cache salt, computing the seed and the block bytes itself.
+     * without a LoRA name and a cache salt, computing the hash seed and the block bytes itself.
      */
     @Test
     void agreesWithPythonXxhashOnSeededSequences() throws Exception {
