@@ -31,7 +31,9 @@ final class BusConnection {
     }
 
     static BusConnection of(Channel channel) {
-        Channel root = channel.parent() == null ? channel : channel.parent();
+        Channel parent = channel.parent();
+        Channel root = channel instanceof io.netty.handler.codec.http2.Http2StreamChannel && parent != null
+                ? parent : channel;
         BusConnection connection = root.attr(KEY).get();
         if (connection == null) {
             throw new IllegalStateException("no BusConnection on " + root);

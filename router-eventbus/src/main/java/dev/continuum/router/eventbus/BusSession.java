@@ -215,7 +215,8 @@ public final class BusSession {
 
     void send(ObjectNode message) {
         if (control.isActive()) {
-            control.writeAndFlush(ControlJson.line(control.alloc(), message));
+            control.writeAndFlush(new io.netty.handler.codec.http2.DefaultHttp2DataFrame(
+                    ControlJson.line(control.alloc(), message)));
         }
     }
 
