@@ -13,7 +13,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -337,13 +336,13 @@ public final class EventBusSection implements DynamoSection<EventBusConfig> {
     }
 
     /**
-     * Credentials, grants and limits apply to the next request (live sessions that lose their grant end);
-     * the address, TLS files or the switch restart the listener.
+     * Credentials, grants, limits and TLS files apply to the next request or connection (live sessions that
+     * lose their credential or grant end; a new client CA starts a new CA generation); the address or the
+     * switch restart the listener.
      */
     @Override
     public ReloadClass reloadClass(EventBusConfig before, EventBusConfig after) {
-        boolean restart = before.enabled() != after.enabled() || !before.listen().equals(after.listen())
-                || !Objects.equals(before.tls(), after.tls());
+        boolean restart = before.enabled() != after.enabled() || !before.listen().equals(after.listen());
         return restart ? ReloadClass.RESTART_SUBSYSTEM : ReloadClass.IMMEDIATE;
     }
 }
