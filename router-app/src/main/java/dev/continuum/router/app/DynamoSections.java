@@ -2,6 +2,7 @@ package dev.continuum.router.app;
 
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.discovery.config.DiscoverySection;
+import dev.continuum.router.eventbus.config.EventBusSection;
 import dev.continuum.router.load.LoadSection;
 import dev.continuum.router.shim.ShimSection;
 import java.util.List;
@@ -11,12 +12,13 @@ import java.util.Map;
  * The {@code dynamo:} sections this build binds, one per Dynamo module. A module adds its section
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
-record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim) {
+record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, EventBusSection eventBus) {
     static DynamoSections create(Map<String, String> environment) {
-        return new DynamoSections(DiscoverySection.create(environment), new LoadSection(), new ShimSection());
+        return new DynamoSections(DiscoverySection.create(environment), new LoadSection(), new ShimSection(),
+                new EventBusSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load, shim);
+        return List.of(discovery, load, shim, eventBus);
     }
 }

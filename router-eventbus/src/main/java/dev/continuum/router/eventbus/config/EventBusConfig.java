@@ -1,5 +1,7 @@
 package dev.continuum.router.eventbus.config;
 
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
+import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
 import dev.continuum.router.core.config.BindAddress;
 import java.time.Duration;
 import java.util.List;
@@ -22,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * @param heartbeatInterval     how often the router sends {@code heartbeat} (1s..5m, default 10s)
  * @param idleTimeout           silence after which a session ends (2s..1h, default 30s, above the heartbeat)
  */
-public record EventBusConfig(boolean enabled, BindAddress.Tcp listen, @Nullable BusTls tls,
+public record EventBusConfig(boolean enabled, @JsonSerialize(using = ToStringSerializer.class) BindAddress.Tcp listen,
+                             @Nullable BusTls tls,
                              List<BrokerEntry> brokers, int maxSessions, int maxStreamsPerSession,
                              long maxSessionBufferBytes, Duration heartbeatInterval, Duration idleTimeout) {
     public static final String DEFAULT_LISTEN = "0.0.0.0:7443";
