@@ -2,6 +2,7 @@ package dev.continuum.router.app;
 
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.discovery.config.DiscoverySection;
+import dev.continuum.router.eventbus.config.EventBusSection;
 import dev.continuum.router.kv.config.KvSection;
 import dev.continuum.router.load.LoadSection;
 import dev.continuum.router.shim.ShimSection;
@@ -12,13 +13,14 @@ import java.util.Map;
  * The {@code dynamo:} sections this build binds, one per Dynamo module. A module adds its section
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
-record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv) {
+record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv,
+        EventBusSection eventBus) {
     static DynamoSections create(Map<String, String> environment) {
         return new DynamoSections(DiscoverySection.create(environment), new LoadSection(), new ShimSection(),
-                new KvSection());
+                new KvSection(), new EventBusSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load, shim, kv);
+        return List.of(discovery, load, shim, kv, eventBus);
     }
 }

@@ -51,6 +51,14 @@ public record TestCertificates(Path caCert, Path serverCert, Path serverKey, Pat
      * @param serverNames DNS names and IP literals the server certificate is valid for
      */
     public static TestCertificates generate(Path directory, List<String> serverNames) {
+        return generate(directory, serverNames, List.of());
+    }
+
+    /**
+     * @param serverNames     DNS names and IP literals the server certificate is valid for
+     * @param clientDnsNames  DNS subject alternative names of the client certificate (none when empty)
+     */
+    public static TestCertificates generate(Path directory, List<String> serverNames, List<String> clientDnsNames) {
         try {
             Files.createDirectories(directory);
             KeyPair caKeys = newKeyPair();
@@ -68,8 +76,10 @@ public record TestCertificates(Path caCert, Path serverCert, Path serverKey, Pat
                     new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
 
             KeyPair clientKeys = newKeyPair();
+            GeneralNames clientNames = clientDnsNames.isEmpty() ? null : new GeneralNames(clientDnsNames.stream()
+                    .map(n -> new GeneralName(GeneralName.dNSName, n)).toArray(GeneralName[]::new));
             X509Certificate client = sign(caName, caKeys, new X500Name("CN=continuum-router"), clientKeys.getPublic(),
-                    false, null, new ExtendedKeyUsage(KeyPurposeId.id_kp_clientAuth));
+                    false, clientNames, new ExtendedKeyUsage(KeyPurposeId.id_kp_clientAuth));
 
             TestCertificates files = new TestCertificates(directory.resolve("ca.pem"), directory.resolve("server.pem"),
                     directory.resolve("server-key.pem"), directory.resolve("client.pem"),
