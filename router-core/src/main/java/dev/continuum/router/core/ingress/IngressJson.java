@@ -124,4 +124,18 @@ public final class IngressJson {
     public static String text(JsonNode n) {
         return n.isTextual() ? n.asText() : "";
     }
+
+    /** The string at {@code n.field}; a missing or non-string value is the request's 400, naming {@code path.field}. */
+    public static String requiredText(JsonNode n, String field, String path) throws IngressConverter.InvalidRequest {
+        JsonNode v = n.path(field);
+        if (!v.isTextual()) {
+            throw new IngressConverter.InvalidRequest(path + "." + field + ": Field required (a string).");
+        }
+        return v.asText();
+    }
+
+    /** A client-supplied type name, shortened for quoting in an error message. */
+    public static String clip(String s) {
+        return s.length() <= 64 ? s : s.substring(0, 64) + "...";
+    }
 }

@@ -149,17 +149,17 @@ final class AnthropicRequests {
                         calls = IngressJson.object().putArray("tool_calls");
                     }
                     ObjectNode call = calls.addObject();
-                    call.put("id", requiredText(b, "id", path + ".content." + i));
+                    call.put("id", IngressJson.requiredText(b, "id", path + ".content." + i));
                     call.put("type", "function");
                     ObjectNode fn = call.putObject("function");
-                    fn.put("name", requiredText(b, "name", path + ".content." + i));
+                    fn.put("name", IngressJson.requiredText(b, "name", path + ".content." + i));
                     JsonNode input = b.path("input");
                     fn.put("arguments", input.isMissingNode() || input.isNull() ? "{}" : input.toString());
                 }
                 case "thinking", "redacted_thinking" -> {
                     // The chat wire has no place for them; the model re-reasons.
                 }
-                default -> throw new InvalidRequest(path + ".content." + i + ".type: '" + clip(type)
+                default -> throw new InvalidRequest(path + ".content." + i + ".type: '" + IngressJson.clip(type)
                         + "' is not supported in an assistant message.");
             }
         }
@@ -199,12 +199,12 @@ final class AnthropicRequests {
                 }
                 case "tool_result" -> {
                     ObjectNode tool = messages.addObject().put("role", "tool");
-                    tool.put("tool_call_id", requiredText(b, "tool_use_id", p));
+                    tool.put("tool_call_id", IngressJson.requiredText(b, "tool_use_id", p));
                     String result = toolResult(b.path("content"), p + ".content");
                     tool.put("content", b.path("is_error").asBoolean(false) && !result.startsWith("Error")
                             ? "Error: " + result : result);
                 }
-                default -> throw new InvalidRequest(p + ".type: '" + clip(type)
+                default -> throw new InvalidRequest(p + ".type: '" + IngressJson.clip(type)
                         + "' is not supported in a user message.");
             }
         }
@@ -217,11 +217,11 @@ final class AnthropicRequests {
         JsonNode source = block.path("source");
         String kind = source.path("type").asText();
         if (kind.equals("base64")) {
-            return "data:" + requiredText(source, "media_type", path + ".source") + ";base64,"
-                    + requiredText(source, "data", path + ".source");
+            return "data:" + IngressJson.requiredText(source, "media_type", path + ".source") + ";base64,"
+                    + IngressJson.requiredText(source, "data", path + ".source");
         }
         if (kind.equals("url")) {
-            return requiredText(source, "url", path + ".source");
+            return IngressJson.requiredText(source, "url", path + ".source");
         }
         throw new InvalidRequest(path + ".source.type: expected 'base64' or 'url'.");
     }
@@ -267,7 +267,7 @@ final class AnthropicRequests {
                     converted = out.putArray("tools");
                 }
                 ObjectNode fn = converted.addObject().put("type", "function").putObject("function");
-                fn.put("name", requiredText(t, "name", "tools." + i));
+                fn.put("name", IngressJson.requiredText(t, "name", "tools." + i));
                 if (t.path("description").isTextual()) {
                     fn.put("description", t.path("description").asText());
                 }
@@ -283,7 +283,7 @@ final class AnthropicRequests {
             String type = choice.path("type").asText();
             if (type.equals("tool")) {
                 out.putObject("tool_choice").put("type", "function").putObject("function")
-                        .put("name", requiredText(choice, "name", "tool_choice"));
+                        .put("name", IngressJson.requiredText(choice, "name", "tool_choice"));
             } else {
                 String c = TOOL_CHOICE.get(type);
                 if (c == null) {
@@ -295,17 +295,5 @@ final class AnthropicRequests {
                 out.put("parallel_tool_calls", false);
             }
         }
-    }
-
-    private static String requiredText(JsonNode n, String field, String path) throws InvalidRequest {
-        JsonNode v = n.path(field);
-        if (!v.isTextual()) {
-            throw new InvalidRequest(path + "." + field + ": Field required (a string).");
-        }
-        return v.asText();
-    }
-
-    static String clip(String s) {
-        return s.length() <= 64 ? s : s.substring(0, 64) + "...";
     }
 }

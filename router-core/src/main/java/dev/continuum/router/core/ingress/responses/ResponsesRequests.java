@@ -89,9 +89,9 @@ final class ResponsesRequests {
             case "message" -> message(item, path, messages);
             case "function_call" -> {
                 ObjectNode call = IngressJson.object();
-                call.put("id", text(item, "call_id", path));
+                call.put("id", IngressJson.requiredText(item, "call_id", path));
                 call.put("type", "function");
-                call.putObject("function").put("name", text(item, "name", path))
+                call.putObject("function").put("name", IngressJson.requiredText(item, "name", path))
                         .put("arguments", item.path("arguments").isTextual() ? item.path("arguments").asText() : "{}");
                 // Consecutive calls are one assistant turn with several tool calls.
                 JsonNode last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
@@ -107,13 +107,13 @@ final class ResponsesRequests {
             case "function_call_output" -> {
                 JsonNode output = item.path("output");
                 String text = output.isTextual() ? output.asText() : joinText(output, path + ".output");
-                messages.addObject().put("role", "tool").put("tool_call_id", text(item, "call_id", path))
+                messages.addObject().put("role", "tool").put("tool_call_id", IngressJson.requiredText(item, "call_id", path))
                         .put("content", text);
             }
             case "reasoning" -> {
                 // Reasoning summaries of an earlier turn: the chat wire has no place for them.
             }
-            default -> throw new InvalidRequest(path + ".type: '" + clip(type) + "' is not supported.");
+            default -> throw new InvalidRequest(path + ".type: '" + IngressJson.clip(type) + "' is not supported.");
         }
     }
 
@@ -153,7 +153,7 @@ final class ResponsesRequests {
                         url.put("detail", part.path("detail").asText());
                     }
                 }
-                default -> throw new InvalidRequest(p + ".type: '" + clip(part.path("type").asText())
+                default -> throw new InvalidRequest(p + ".type: '" + IngressJson.clip(part.path("type").asText())
                         + "' is not supported.");
             }
         }
@@ -171,7 +171,7 @@ final class ResponsesRequests {
             String type = part.path("type").asText();
             if (!type.equals("input_text") && !type.equals("output_text") && !type.equals("text")
                     && !type.equals("refusal")) {
-                throw new InvalidRequest(path + "." + i + ".type: '" + clip(type) + "' is not supported here.");
+                throw new InvalidRequest(path + "." + i + ".type: '" + IngressJson.clip(type) + "' is not supported here.");
             }
             sb.append(IngressJson.text(part.path(type.equals("refusal") ? "refusal" : "text")));
         }
@@ -188,7 +188,7 @@ final class ResponsesRequests {
             case "json_schema" -> {
                 ObjectNode rf = out.putObject("response_format").put("type", "json_schema");
                 ObjectNode js = rf.putObject("json_schema");
-                js.put("name", text(format, "name", "text.format"));
+                js.put("name", IngressJson.requiredText(format, "name", "text.format"));
                 if (!format.path("schema").isObject()) {
                     throw new InvalidRequest("text.format.schema: Field required (an object).");
                 }
@@ -218,7 +218,7 @@ final class ResponsesRequests {
                 converted = out.putArray("tools");
             }
             ObjectNode fn = converted.addObject().put("type", "function").putObject("function");
-            fn.put("name", text(t, "name", "tools." + i));
+            fn.put("name", IngressJson.requiredText(t, "name", "tools." + i));
             if (t.path("description").isTextual()) {
                 fn.put("description", t.path("description").asText());
             }
@@ -237,21 +237,9 @@ final class ResponsesRequests {
             out.put("tool_choice", choice.asText());
         } else if (choice.isObject() && "function".equals(choice.path("type").asText())) {
             out.putObject("tool_choice").put("type", "function").putObject("function")
-                    .put("name", text(choice, "name", "tool_choice"));
+                    .put("name", IngressJson.requiredText(choice, "name", "tool_choice"));
         } else {
             throw new InvalidRequest("tool_choice: expected 'auto', 'none', 'required' or a function.");
         }
-    }
-
-    private static String text(JsonNode n, String field, String path) throws InvalidRequest {
-        JsonNode v = n.path(field);
-        if (!v.isTextual()) {
-            throw new InvalidRequest(path + "." + field + ": Field required (a string).");
-        }
-        return v.asText();
-    }
-
-    static String clip(String s) {
-        return s.length() <= 64 ? s : s.substring(0, 64) + "...";
     }
 }
