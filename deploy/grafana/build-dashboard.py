@@ -144,6 +144,25 @@ panel("Shim path failures by phase",
       [("sum by (phase) (rate(disaggregated_errors_total%s[$__rate_interval]))" % SEL, "{{phase}}")], "reqps")
 end_row()
 
+row("KV prompt pipeline and model fallback")
+panel("KV prompts by result",
+      [("sum by (result) (rate(continuum_dynamo_kv_prompts_total%s[$__rate_interval]))" % SEL, "{{result}}")],
+      "reqps", description="encoded: token IDs and block hashes computed; the rest fall back to load-based "
+                           "selection for that request.")
+panel("KV prompt fallbacks by reason",
+      [("sum by (reason) (rate(continuum_dynamo_kv_prompt_failures_total%s[$__rate_interval]))" % SEL, "{{reason}}")],
+      "reqps")
+panel("KV artifacts and tokenizer loads",
+      [("sum by (result) (increase(continuum_dynamo_kv_artifacts_total%s[$__rate_interval]))" % SEL,
+        "artifact {{result}}"),
+       ("sum by (result) (increase(continuum_dynamo_kv_tokenizer_loads_total%s[$__rate_interval]))" % SEL,
+        "tokenizer {{result}}")], "short",
+      description="unpinned: a card names an artifact whose checksum is not in dynamo.kv.pinned_artifacts.")
+panel("Model fallbacks by reason",
+      [("sum by (reason) (rate(continuum_model_fallbacks_total%s[$__rate_interval]))" % SEL, "{{reason}}")],
+      "reqps", description="A request served by a model of its fallback chain (x-continuum-fallback-model).")
+end_row()
+
 row("Configuration and process")
 panel("Config reloads by result",
       [("sum by (result) (increase(continuum_config_reloads_total%s[$__rate_interval]))" % SEL, "{{result}}")])

@@ -34,6 +34,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.SocketAddress;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -158,7 +159,9 @@ final class RouterProcess implements AutoCloseable {
         // The KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools), before the server so
         // the server drains before it stops.
         KvPipeline kv = stack.push(KvPipeline.create(() -> store.current().dynamo().section(sections.kv()),
-                new HuggingFacePromptEncoder(PromptLimits.defaults()), registry, System.getenv(), ticker));
+                new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
+                        Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")),
+                registry, System.getenv(), ticker));
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());

@@ -71,6 +71,10 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
             failures[reason.ordinal()] = Counter.builder(PROMPT_FAILURES).tag("reason", reason.label())
                     .description("Prompt encodes that fell back, by reason").register(registry);
         }
+        // Every load outcome exported from the start, so a dashboard sees 0 rather than no series.
+        for (String result : new String[] {"loaded", "failed", "too_large"}) {
+            loadCounter(result);
+        }
     }
 
     @Override
@@ -163,8 +167,12 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     }
 
     private void countLoad(String result) {
-        loads.computeIfAbsent(result, r -> Counter.builder(TOKENIZER_LOADS).tag("result", r)
-                .description("Tokenizer and chat-template loads, by outcome").register(registry)).increment();
+        loadCounter(result).increment();
+    }
+
+    private Counter loadCounter(String result) {
+        return loads.computeIfAbsent(result, r -> Counter.builder(TOKENIZER_LOADS).tag("result", r)
+                .description("Tokenizer and chat-template loads, by outcome").register(registry));
     }
 
     private PromptEncoding count(PromptEncoding encoding) {
