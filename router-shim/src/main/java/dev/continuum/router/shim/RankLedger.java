@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * covers {@link DispatchLedger#MAX_AGE_NANOS} of a rank that takes requests but publishes nothing. Only the
  * dispatches of a bucket's first {@code BUCKET_SPAN_NANOS} can mark a stall (a stall is read from a bucket's
  * first dispatch). Should every slot still be live or busy, a dispatch joins the head bucket whatever its
- * span.
+ * span. (Busy means a writer is inside the slot to reuse, for nanoseconds; if a sample also answered the head
+ * bucket just then, its earlier dispatches count once more until the rank's next sample.)
  */
 final class RankLedger {
     /** Slots per rank (a power of two). */
