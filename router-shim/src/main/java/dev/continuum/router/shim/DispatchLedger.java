@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Bucketing trades exactness at the edges for that: a bucket's age is its newest dispatch's (a dispatch
  * counts at most one span longer than 30 s), and a bucket is stall-eligible from its oldest dispatch (a stall
- * can be seen at most one span before 5 s).
+ * can be seen at most one span before 5 s). Each rank keeps its buckets in a fixed ring of reusable slots
+ * ({@link RankLedger}): a rank that takes dispatches for seconds without publishing a sample gets wider
+ * buckets rather than more of them, and recording a dispatch allocates nothing.
  *
  * <p><b>Off the request path.</b> The candidate index takes each rank's ledger once, when it is built for a
  * registry generation, so a pick reads and writes rank ledgers without any map lookup. {@link #sweep} runs
@@ -34,11 +36,6 @@ final class DispatchLedger {
     static final long STALL_MIN_BLOCKS = 2;
     /** Dispatches to one rank this close together (and with no sample between them) share a bucket. */
     static final long BUCKET_SPAN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    /**
-     * Buckets held per rank: 30 s of 20 ms buckets is 1,500, so the cap only bites when the clock runs
-     * backwards; the oldest bucket goes first.
-     */
-    static final int MAX_BUCKETS_PER_KEY = 2048;
     /**
      * "The rank holds no sample". A real receipt time equal to it would be read as no sample, which only
      * lets its dispatches count until they age out: harmless, and one nanosecond in 2^64.
@@ -78,6 +75,17 @@ final class DispatchLedger {
         int n = 0;
         for (RankLedger r : ranks.values()) {
             if (!r.isEmpty()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Rank ledgers that hold a ring (ranks dispatched to at least once). */
+    int rings() {
+        int n = 0;
+        for (RankLedger r : ranks.values()) {
+            if (r.hasRing()) {
                 n++;
             }
         }

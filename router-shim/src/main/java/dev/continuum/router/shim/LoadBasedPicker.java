@@ -7,7 +7,6 @@ import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadStore;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -32,8 +31,9 @@ import org.jspecify.annotations.Nullable;
  * stalls are ignored since nothing could have answered.
  *
  * <p><b>Hot path.</b> No locks and no per-candidate allocation: a pick reads the index's arrays, one store
- * lookup per candidate, and its rank ledgers; costs go into a per-thread scratch array. It allocates the
- * selection and its dispatch record, plus the ledger's bucket arrays on the two pinned ranks. The index is
+ * lookup per candidate, and its rank ledgers; costs go into a per-thread scratch array; the two pinned ranks'
+ * ledgers are updated in place. It allocates the selection (32 bytes) and, when a dispatch can mark a stall,
+ * its 32-byte dispatch record: at most 64 bytes per pick, at any fleet size. The index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
  * by the first pick that sees the new view when nothing prepared it.
  */
@@ -115,7 +115,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
             p = scratch.at;
         }
         metrics.record(decodeReason, prefillReason);
-        PickDispatch dispatch = record(decode, d, prefill, p, est, now);
+        Selection.Dispatch dispatch = record(decode, d, prefill, p, est, now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
     }
@@ -261,15 +261,16 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         throw new IllegalStateException("candidate " + position + " out of range");
     }
 
-    private PickDispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
-            long now) {
-        AtomicInteger decodeOpen = add(decode, d, est, prefill == null, now);
-        AtomicInteger prefillOpen = prefill == null ? null : add(prefill, p, est, true, now);
-        return new PickDispatch(decodeOpen, prefillOpen);
+    private Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p,
+            long est, long now) {
+        long decodeTicket = add(decode, d, est, prefill == null, now);
+        if (prefill == null) {
+            return PickDispatch.of(decode.ledgers[d], decodeTicket, null, RankLedger.NO_COUNTER);
+        }
+        return PickDispatch.of(decode.ledgers[d], decodeTicket, prefill.ledgers[p], add(prefill, p, est, true, now));
     }
 
-    private @Nullable AtomicInteger add(CandidateRanks ranks, int i, long est,
-            boolean stallEligible, long now) {
+    private long add(CandidateRanks ranks, int i, long est, boolean stallEligible, long now) {
         LoadSample latest = store.latest(ranks.keys[i]);
         return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
                 latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
@@ -283,6 +284,16 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     /** Test access: ranks with unanswered dispatches. */
     int ledgerKeys() {
         return ledger.keys();
+    }
+
+    /** Test access: the ledger of one rank. */
+    RankLedger rankLedger(dev.continuum.router.load.SampleKey key) {
+        return ledger.rank(key);
+    }
+
+    /** Test access: rank ledgers with a ring (ranks dispatched to at least once). */
+    int rings() {
+        return ledger.rings();
     }
 
     /** Test access: rank ledgers held. */

@@ -6,7 +6,7 @@ import dev.continuum.router.core.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +45,7 @@ public final class ShimDispatcher implements DispatchHook {
     private final Supplier<ShimConfig> config;
     private volatile DynamoWorkerPicker picker;
     private final DisaggregatedMetrics metrics;
+    private volatile @Nullable Offer lastOffer;
 
     private ShimDispatcher(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> config, DynamoWorkerPicker picker,
             DisaggregatedMetrics metrics) {
@@ -97,55 +98,89 @@ public final class ShimDispatcher implements DispatchHook {
         if (!snapshot.enabled() || !shim.configured()) {
             return null;
         }
-        // Graph-local dispatch: only namespaces with a replica this request may use now offer candidates.
-        Map<String, List<String>> usable = new LinkedHashMap<>();
-        for (Map.Entry<String, List<String>> pool : shim.poolsByNamespace(snapshot.namespaces()).entrySet()) {
-            List<String> replicas = new ArrayList<>();
-            for (String b : pool.getValue()) {
-                if (request.usableBackends().contains(b)) {
-                    replicas.add(b);
-                }
-            }
-            if (!replicas.isEmpty()) {
-                usable.put(pool.getKey(), replicas);
-            }
-        }
-        if (usable.isEmpty()) {
+        Offer offer = offer(shim, snapshot.namespaces(), request.usableBackends());
+        if (offer.pools().isEmpty()) {
             return null;
         }
-        Set<String> namespaces = new HashSet<>(usable.keySet());
         Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                namespaces, request.estimatedPromptTokens(), prompt));
+                offer.namespaces(), request.estimatedPromptTokens(), prompt));
         if (selection == null) {
             return null;
         }
-        List<String> pool = usable.get(selection.namespace());
+        List<String> pool = offer.pools().get(selection.namespace());
         if (pool == null) {
             // A picker that ignored the offered namespaces: never send a pin to another graph's frontend.
             selection.dispatch().ended();
             return null;
         }
-        Map<String, String> headers = new LinkedHashMap<>();
-        Map<String, String> disclosed = new LinkedHashMap<>();
         WorkerPin decode = selection.decode();
-        headers.put(WORKER_INSTANCE_ID, decode.worker().decimal());
-        disclosed.put(DISCLOSED_WORKER, decode.worker().decimal());
-        if (decode.rankDeclared()) {
-            headers.put(DP_RANK, Long.toString(decode.dpRank()));
-        }
         WorkerPin prefill = selection.prefill();
-        if (prefill != null) {
-            headers.put(PREFILL_INSTANCE_ID, prefill.worker().decimal());
-            disclosed.put(DISCLOSED_PREFILL, prefill.worker().decimal());
-            if (prefill.rankDeclared()) {
-                headers.put(PREFILL_DP_RANK, Long.toString(prefill.dpRank()));
-            }
-        }
         RoutingPath path = prefill != null ? RoutingPath.PREFILL_THEN_DECODE : RoutingPath.UNIFIED;
         Selection.Dispatch dispatch = selection.dispatch();
-        return new DispatchPlan(pool, headers, disclosed, path.label(), PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
-            dispatch.ended();
-            metrics.ended(path, outcome);
-        });
+        return new DispatchPlan(pool, pinHeaders(decode, prefill), disclosed(decode, prefill), path.label(),
+                PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
+                    dispatch.ended();
+                    metrics.ended(path, outcome);
+                });
+    }
+
+    /**
+     * Graph-local dispatch: only namespaces with a replica this request may use offer candidates. The answer
+     * depends on the shim config, the configured namespaces and the request's usable backends, which rarely
+     * change between requests: the last one is kept and reused while all three are the same.
+     */
+    private Offer offer(ShimConfig shim, List<String> namespaces, List<String> usableBackends) {
+        Offer last = lastOffer;
+        if (last != null && last.shim() == shim && last.configuredNamespaces().equals(namespaces)
+                && last.usableBackends().equals(usableBackends)) {
+            return last;
+        }
+        Map<String, List<String>> pools = new LinkedHashMap<>();
+        for (Map.Entry<String, List<String>> pool : shim.poolsByNamespace(namespaces).entrySet()) {
+            List<String> replicas = new ArrayList<>();
+            for (String b : pool.getValue()) {
+                if (usableBackends.contains(b)) {
+                    replicas.add(b);
+                }
+            }
+            if (!replicas.isEmpty()) {
+                pools.put(pool.getKey(), List.copyOf(replicas));
+            }
+        }
+        Offer next = new Offer(shim, List.copyOf(namespaces), List.copyOf(usableBackends),
+                Collections.unmodifiableMap(pools), Set.copyOf(pools.keySet()));
+        lastOffer = next;
+        return next;
+    }
+
+    /** The namespaces a request may be pinned in, and the usable replicas of each (immutable). */
+    private record Offer(ShimConfig shim, List<String> configuredNamespaces, List<String> usableBackends,
+            Map<String, List<String>> pools, Set<String> namespaces) {
+    }
+
+    /** The {@code x-dynamo-*} pins, immutable (the plan keeps such a map as it is). */
+    private static Map<String, String> pinHeaders(WorkerPin decode, @Nullable WorkerPin prefill) {
+        String d = decode.decimal();
+        String dRank = decode.rankDecimal();
+        if (prefill == null) {
+            return decode.rankDeclared() ? Map.of(WORKER_INSTANCE_ID, d, DP_RANK, dRank) : Map.of(WORKER_INSTANCE_ID, d);
+        }
+        String p = prefill.decimal();
+        String pRank = prefill.rankDecimal();
+        if (decode.rankDeclared() && prefill.rankDeclared()) {
+            return Map.of(WORKER_INSTANCE_ID, d, DP_RANK, dRank, PREFILL_INSTANCE_ID, p, PREFILL_DP_RANK, pRank);
+        }
+        if (decode.rankDeclared()) {
+            return Map.of(WORKER_INSTANCE_ID, d, DP_RANK, dRank, PREFILL_INSTANCE_ID, p);
+        }
+        if (prefill.rankDeclared()) {
+            return Map.of(WORKER_INSTANCE_ID, d, PREFILL_INSTANCE_ID, p, PREFILL_DP_RANK, pRank);
+        }
+        return Map.of(WORKER_INSTANCE_ID, d, PREFILL_INSTANCE_ID, p);
+    }
+
+    private static Map<String, String> disclosed(WorkerPin decode, @Nullable WorkerPin prefill) {
+        return prefill == null ? Map.of(DISCLOSED_WORKER, decode.decimal())
+                : Map.of(DISCLOSED_WORKER, decode.decimal(), DISCLOSED_PREFILL, prefill.decimal());
     }
 }

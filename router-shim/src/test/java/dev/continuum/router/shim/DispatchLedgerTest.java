@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /** The unanswered-dispatch ledger: exact sums per sample window, bounded buckets, stall and age rules, sweep. */
@@ -22,14 +20,8 @@ class DispatchLedgerTest {
     private final DispatchLedger ledger = new DispatchLedger();
     private final RankLedger rank = ledger.rank(KEY);
 
-    private @Nullable AtomicInteger dispatch(long at, long lastSample, long blocks, boolean eligible) {
+    private long dispatch(long at, long lastSample, long blocks, boolean eligible) {
         return rank.add(blocks * 16, blocks, eligible, lastSample, at);
-    }
-
-    private static void end(@Nullable AtomicInteger open) {
-        if (open != null) {
-            open.decrementAndGet();
-        }
     }
 
     @Test
@@ -65,15 +57,17 @@ class DispatchLedgerTest {
 
     @Test
     void anOpenEligibleRequestUnansweredForFiveSecondsIsAStallUntilItEnds() {
-        AtomicInteger small = dispatch(T0, DispatchLedger.NO_SAMPLE, 1, true);
-        AtomicInteger decodeOfAPair = dispatch(T0 + MS, DispatchLedger.NO_SAMPLE, 4, false);
+        long small = dispatch(T0, DispatchLedger.NO_SAMPLE, 1, true);
+        long decodeOfAPair = dispatch(T0 + MS, DispatchLedger.NO_SAMPLE, 4, false);
         long later = T0 + TimeUnit.SECONDS.toNanos(6);
         // Neither a one-block request nor the decode side of a pair can make a stall.
-        assertThat(small).isNull();
-        assertThat(decodeOfAPair).isNull();
+        assertThat(small).isEqualTo(RankLedger.NO_COUNTER);
+        assertThat(decodeOfAPair).isEqualTo(RankLedger.NO_COUNTER);
+        assertThat(PickDispatch.of(rank, small, rank, decodeOfAPair)).isSameAs(Selection.Dispatch.NONE);
         assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
 
-        PickDispatch big = new PickDispatch(dispatch(T0 + 2 * MS, DispatchLedger.NO_SAMPLE, 2, true), null);
+        Selection.Dispatch big = PickDispatch.of(rank, dispatch(T0 + 2 * MS, DispatchLedger.NO_SAMPLE, 2, true), null,
+                RankLedger.NO_COUNTER);
         assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, T0 + TimeUnit.SECONDS.toNanos(4))).isFalse();
         assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isTrue();
 
@@ -124,7 +118,7 @@ class DispatchLedgerTest {
     @Test
     void concurrentDispatchesAndEndsKeepExactCounts() throws Exception {
         List<Thread> threads = new ArrayList<>();
-        List<PickDispatch> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Selection.Dispatch> all = java.util.Collections.synchronizedList(new ArrayList<>());
         CyclicBarrier go = new CyclicBarrier(4);
         for (int t = 0; t < 4; t++) {
             Thread th = new Thread(() -> {
@@ -134,7 +128,8 @@ class DispatchLedgerTest {
                     throw new IllegalStateException(e);
                 }
                 for (int i = 0; i < 2_000; i++) {
-                    all.add(new PickDispatch(rank.add(32, 2, true, DispatchLedger.NO_SAMPLE, T0 + i * 1_000L), null));
+                    all.add(PickDispatch.of(rank, rank.add(32, 2, true, DispatchLedger.NO_SAMPLE, T0 + i * 1_000L), null,
+                            RankLedger.NO_COUNTER));
                 }
             });
             threads.add(th);
@@ -146,7 +141,7 @@ class DispatchLedgerTest {
         long later = T0 + TimeUnit.SECONDS.toNanos(6);
         assertThat(rank.pendingBlocks(DispatchLedger.NO_SAMPLE, later)).isEqualTo(16_000);
         assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isTrue();
-        all.forEach(PickDispatch::ended);
+        all.forEach(Selection.Dispatch::ended);
         assertThat(rank.stalled(DispatchLedger.NO_SAMPLE, later)).isFalse();
     }
 }

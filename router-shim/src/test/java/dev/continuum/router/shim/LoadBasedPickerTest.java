@@ -132,6 +132,86 @@ class LoadBasedPickerTest {
         long large = bytesPerPick(4096);
         // The old per-request scan allocated about 83 bytes per candidate rank (340 KB per pick at 4,096).
         assertThat(large).as("bytes per pick at 4,096 ranks vs %s at 8", small).isLessThan(small + 256);
+        // The selection (32 bytes) and its dispatch record (32 bytes); the ledger's slots are reused in place
+        // (a rank's ring is allocated by its first dispatch and subtracted by bytesPerPick).
+        assertThat(small).as("bytes per pick at 8 ranks").isLessThanOrEqualTo(64);
+        assertThat(large).as("bytes per pick at 4,096 ranks").isLessThanOrEqualTo(64);
+    }
+
+    /**
+     * Four threads pick on one picker while the clock moves (so the pinned ranks' ledgers open and recycle
+     * buckets under concurrent writers); with no sample answering anything, every dispatch's prompt tokens
+     * must be in the ledgers exactly once, and ending every request leaves no open one behind.
+     */
+    @Test
+    void concurrentPicksRecordEveryDispatchExactlyOnce() throws Exception {
+        List<DynamoWorker> workers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            workers.add(worker(NS, 100 + i, DECODE, MODEL, 0, 2));
+            workers.add(worker(NS, 200 + i, PREFILL, MODEL, 0, 2));
+        }
+        DynamoSnapshot s = snapshot(workers.toArray(DynamoWorker[]::new));
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), EST);
+        int threads = 4;
+        int picks = 3_000;
+        List<Selection.Dispatch> dispatches = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(threads);
+        List<Thread> running = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await(10, TimeUnit.SECONDS);
+                    for (int i = 0; i < picks; i++) {
+                        if (i % 25 == 0) {
+                            load.advance(Duration.ofMillis(1));
+                        }
+                        Selection sel = picker.pick(s, request);
+                        assertThat(sel).isNotNull();
+                        dispatches.add(sel.dispatch());
+                    }
+                } catch (Exception | AssertionError e) {
+                    failures.add(e);
+                }
+            });
+            running.add(th);
+            th.start();
+        }
+        for (Thread th : running) {
+            th.join();
+        }
+        assertThat(failures).isEmpty();
+        long now = load.getAsLong();
+        long decodeTokens = 0;
+        long prefillTokens = 0;
+        int open = 0;
+        for (DynamoWorker w : workers) {
+            for (int r = 0; r < 2; r++) {
+                RankLedger ledger = picker.rankLedger(new dev.continuum.router.load.SampleKey(w.id(), r));
+                long tokens = ledger.pendingTokens(DispatchLedger.NO_SAMPLE, now);
+                if (w.role() == DECODE) {
+                    decodeTokens += tokens;
+                } else {
+                    prefillTokens += tokens;
+                }
+                open += ledger.openRequests(DispatchLedger.NO_SAMPLE, now);
+            }
+        }
+        long total = (long) threads * picks;
+        assertThat(decodeTokens).isEqualTo(total * EST);
+        assertThat(prefillTokens).isEqualTo(total * EST);
+        // Only the prefill side of a pair is stall-eligible, and only a bucket's first 20 ms counts toward it.
+        long tickets = dispatches.stream().filter(d -> d != Selection.Dispatch.NONE).count();
+        assertThat(open).isEqualTo((int) tickets).isPositive();
+        dispatches.forEach(Selection.Dispatch::ended);
+        int left = 0;
+        for (DynamoWorker w : workers) {
+            for (int r = 0; r < 2; r++) {
+                left += picker.rankLedger(new dev.continuum.router.load.SampleKey(w.id(), r))
+                        .openRequests(DispatchLedger.NO_SAMPLE, now);
+            }
+        }
+        assertThat(left).isZero();
     }
 
     /** Bytes this thread allocates per pick over {@code ranks} fresh ranks (half decode, half prefill). */
@@ -157,11 +237,14 @@ class LoadBasedPickerTest {
             p.pick(s, request).dispatch().ended();
         }
         int n = 1_000;
+        int ringsBefore = p.rings();
         long before = threads.getThreadAllocatedBytes(id);
         for (int i = 0; i < n; i++) {
             p.pick(s, request).dispatch().ended();
         }
-        return (threads.getThreadAllocatedBytes(id) - before) / n;
+        long bytes = threads.getThreadAllocatedBytes(id) - before;
+        // A rank's first dispatch allocates its ring once; what a pick allocates is the rest.
+        return (bytes - (long) (p.rings() - ringsBefore) * RankLedger.RING_BYTES) / n;
     }
 
     @Test
