@@ -78,7 +78,7 @@ public class KvIndexBenchmark {
 
     @Setup
     public void setup() {
-        replayTrace = KvTrace.load(trace, 200_000, 42);
+        replayTrace = KvTrace.load(trace, 50_000, 42);
         replayIndex = new RadixIndex(IndexLimits.DEFAULT);
         replayRequests = new BlockHashes[replayTrace.requests()];
         for (int r = 0; r < replayRequests.length; r++) {

@@ -106,7 +106,10 @@ final class IndexApplier {
         int rank = rankOf(workerId, dp);
         if (rank < 0) {
             Source source = sources.computeIfAbsent(publisher, Source::new);
-            if (source.ranks >= index.limits().maxRanksPerSource()) {
+            if (source.ranks >= index.limits().maxRanksPerSource() || index.ranks() >= index.limits().maxRanks()) {
+                if (source.ranks == 0) {
+                    sources.remove(publisher, source);
+                }
                 return KvEventResult.OVER_CAPACITY;
             }
             rank = newRank(source, workerId, dp);

@@ -9,16 +9,18 @@ package dev.continuum.router.kv.index;
  * @param maxOwnerships      (rank, block) pairs over all ranks
  * @param maxOwnersPerNode   ranks holding one node
  * @param maxRanksPerSource  (worker, dp_rank) cursors one subscription may create
+ * @param maxRanks           (worker, dp_rank) ranks over all subscriptions: each costs a map, a cursor and a
+ *                           gauge even when empty, and cards (fleet-authored) may declare thousands of ranks
  */
 public record IndexLimits(int maxNodes, int maxBlocksPerRank, int maxOwnerships, int maxOwnersPerNode,
-                          int maxRanksPerSource) {
-    public static final IndexLimits DEFAULT = new IndexLimits(1 << 20, 1 << 18, 1 << 23, 4096, 4096);
+                          int maxRanksPerSource, int maxRanks) {
+    public static final IndexLimits DEFAULT = new IndexLimits(1 << 20, 1 << 18, 1 << 23, 4096, 4096, 16_384);
 
     public IndexLimits {
         if (maxNodes < 1 || maxNodes > (1 << 28) || maxBlocksPerRank < 1 || maxOwnerships < 1
-                || maxOwnersPerNode < 1 || maxOwnersPerNode > (1 << 16) || maxRanksPerSource < 1) {
+                || maxOwnersPerNode < 1 || maxOwnersPerNode > (1 << 16) || maxRanksPerSource < 1 || maxRanks < 1) {
             throw new IllegalArgumentException("index limits out of range: " + maxNodes + ", " + maxBlocksPerRank
-                    + ", " + maxOwnerships + ", " + maxOwnersPerNode + ", " + maxRanksPerSource);
+                    + ", " + maxOwnerships + ", " + maxOwnersPerNode + ", " + maxRanksPerSource + ", " + maxRanks);
         }
     }
 }

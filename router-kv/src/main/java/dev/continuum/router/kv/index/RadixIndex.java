@@ -108,6 +108,11 @@ public final class RadixIndex implements PrefixOverlap {
 
     // ---------------------------------------------------------------- writer side
 
+    /** Ranks held (admitted and not yet removed); writer thread only. */
+    public int ranks() {
+        return nextRank - freeRankTop;
+    }
+
     /** A new rank id for (worker, dp_rank); writer thread only. */
     public int addRank(long workerId, int dpRank) {
         long stamp = lock.writeLock();
@@ -133,11 +138,6 @@ public final class RadixIndex implements PrefixOverlap {
         } finally {
             lock.unlockWrite(stamp);
         }
-    }
-
-    /** Clears the rank's blocks and frees its id, in one step for readers; writer thread only. */
-    public void removeRank(int rank) {
-        removeRanks(new int[] {rank}, 1);
     }
 
     /**

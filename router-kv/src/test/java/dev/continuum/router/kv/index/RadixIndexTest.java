@@ -108,7 +108,7 @@ class RadixIndexTest {
 
     @Test
     void everyCeilingRefusesPastCapacity() {
-        RadixIndex small = new RadixIndex(new IndexLimits(4, 3, 6, 2, 8));
+        RadixIndex small = new RadixIndex(new IndexLimits(4, 3, 6, 2, 8, 8));
         int a = small.addRank(1, 0);
         int b = small.addRank(2, 0);
         int c = small.addRank(3, 0);
@@ -130,7 +130,7 @@ class RadixIndexTest {
         assertThat(small.nodes()).isEqualTo(4);
         assertThat(small.ownerships()).isEqualTo(5);
 
-        RadixIndex few = new RadixIndex(new IndexLimits(100, 100, 2, 10, 8));
+        RadixIndex few = new RadixIndex(new IndexLimits(100, 100, 2, 10, 8, 8));
         int e = few.addRank(5, 0);
         assertThat(few.store(e, false, 0, engine(50, 3), T, 0, 3)).as("ownerships")
                 .isEqualTo(StoreOutcome.OVER_CAPACITY);
