@@ -51,7 +51,7 @@ public class KvIndexBenchmark {
     }
 
     @Param({"synthetic"})
-    public String trace;
+    public String trace = "synthetic";
 
     @Param({"8"})
     public int ranks;

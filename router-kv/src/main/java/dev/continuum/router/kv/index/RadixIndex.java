@@ -13,7 +13,8 @@ import java.util.concurrent.locks.StampedLock;
  * <p><b>Structure.</b> Node 0 is the root; every other node is one token block reached from its parent, keyed
  * by the block's {@code tokens_hash} (the hash the router computes for a prompt, so a lookup walks the same
  * keys). Nodes live in parallel primitive arrays indexed by an int id (hash, parent, child count, owners);
- * children are found through one open-addressing table of node ids keyed by (parent id, tokens_hash). A
+ * children are found through one open-addressing table whose slots hold the key itself, two adjacent longs
+ * ({@code tokens_hash}, {@code parent id << 32 | child id}), so a lookup step reads one cache line. A
  * node's owners are a sorted {@code long[]} of {@code rank id << 32 | reference count}: the count says how
  * many of the rank's engine {@code block_hash}es name this node. Each rank has a primitive map from engine
  * {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash} and to find the
@@ -31,6 +32,8 @@ import java.util.concurrent.locks.StampedLock;
 public final class RadixIndex implements PrefixOverlap {
     static final int ROOT = 0;
     static final int READ_ATTEMPTS = 8;
+    /** Thrown by a reader that read an impossible id in a race; preallocated, the race is expected. */
+    private static final IllegalStateException TORN = new IllegalStateException("torn read during a write");
 
     /** What a stored chain came to. */
     public enum StoreOutcome { STORED, OVER_CAPACITY, UNKNOWN_PARENT }
@@ -51,8 +54,11 @@ public final class RadixIndex implements PrefixOverlap {
     private int freeTop;
     private int nextNode = 1;
     private int liveNodes;
-    /** Child node ids (0 = empty) by (parent, tokens_hash); kept at most half full. Reader-visible. */
-    private int[] children;
+    /**
+     * Children by (parent, tokens_hash): slot i is {@code children[2i]} = tokens_hash and {@code children[2i+1]}
+     * = parent id << 32 | child id (0 = empty: the root is never a child). At most 3/4 full. Reader-visible.
+     */
+    private long[] children;
     private int childMask;
 
     // Ranks, by id. Reader-visible identity.
@@ -76,8 +82,8 @@ public final class RadixIndex implements PrefixOverlap {
         owners = new long[n][];
         childCount = new int[n];
         freeNodes = new int[64];
-        children = new int[2048];
-        childMask = children.length - 1;
+        children = new long[2 * 2048];
+        childMask = 2048 - 1;
         rankWorker = new long[16];
         rankDp = new int[16];
         rankBlocks = new LongIntMap[16];
@@ -376,14 +382,15 @@ public final class RadixIndex implements PrefixOverlap {
         childCount[id] = 0;
         childCount[parent]++;
         liveNodes++;
-        if (liveNodes > (childMask + 1) / 2) {
+        if (liveNodes > (childMask + 1) / 4 * 3) {
             rehashChildren((childMask + 1) * 2);
         }
         int i = childSlot(parent, tokensHash, childMask);
-        while (children[i] != 0) {
+        while (children[2 * i + 1] != 0) {
             i = (i + 1) & childMask;
         }
-        children[i] = id;
+        children[2 * i] = tokensHash;
+        children[2 * i + 1] = ((long) parent << 32) | id;
         return id;
     }
 
@@ -393,48 +400,57 @@ public final class RadixIndex implements PrefixOverlap {
     }
 
     private int findChildWriter(int parent, long tokensHash) {
+        long[] table = children;
         for (int i = childSlot(parent, tokensHash, childMask); ; i = (i + 1) & childMask) {
-            int c = children[i];
-            if (c == 0 || (nodeParent[c] == parent && nodeHash[c] == tokensHash)) {
-                return c;
+            long link = table[2 * i + 1];
+            if (link == 0) {
+                return 0;
+            }
+            if (table[2 * i] == tokensHash && (int) (link >>> 32) == parent) {
+                return (int) link;
             }
         }
     }
 
+    /** Removes {@code node}'s slot, shifting later entries of its probe run back (no tombstones). */
     private void unlinkChild(int node) {
         int mask = childMask;
-        int[] table = children;
+        long[] table = children;
         int hole = childSlot(nodeParent[node], nodeHash[node], mask);
-        while (table[hole] != node) {
+        while ((int) table[2 * hole + 1] != node) {
             hole = (hole + 1) & mask;
         }
         int i = hole;
         while (true) {
             i = (i + 1) & mask;
-            int c = table[i];
-            if (c == 0) {
-                table[hole] = 0;
+            long link = table[2 * i + 1];
+            if (link == 0) {
+                table[2 * hole + 1] = 0;
+                table[2 * hole] = 0;
                 return;
             }
-            int home = childSlot(nodeParent[c], nodeHash[c], mask);
+            int home = childSlot((int) (link >>> 32), table[2 * i], mask);
             boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
             if (!stays) {
-                table[hole] = c;
+                table[2 * hole] = table[2 * i];
+                table[2 * hole + 1] = link;
                 hole = i;
             }
         }
     }
 
     private void rehashChildren(int capacity) {
-        int[] table = new int[capacity];
+        long[] table = new long[2 * capacity];
         int mask = capacity - 1;
-        for (int c : children) {
-            if (c != 0) {
-                int i = childSlot(nodeParent[c], nodeHash[c], mask);
-                while (table[i] != 0) {
+        for (int j = 0; j < children.length; j += 2) {
+            long link = children[j + 1];
+            if (link != 0) {
+                int i = childSlot((int) (link >>> 32), children[j], mask);
+                while (table[2 * i + 1] != 0) {
                     i = (i + 1) & mask;
                 }
-                table[i] = c;
+                table[2 * i] = children[j];
+                table[2 * i + 1] = link;
             }
         }
         childMask = mask;
@@ -477,15 +493,13 @@ public final class RadixIndex implements PrefixOverlap {
     /** One optimistic walk; false when what it read cannot be a whole state (a race). */
     private boolean walk(long[] keys, Scratch s, OverlapScores out) {
         // Read every array reference once: the writer may replace them while growing.
-        long[] hash = nodeHash;
-        int[] parent = nodeParent;
         int[] counts = ownerCount;
         long[][] lists = owners;
-        int[] table = children;
+        long[] table = children;
         long[] workers = rankWorker;
         int[] dps = rankDp;
-        int mask = table.length - 1;
-        int nodes = Math.min(hash.length, Math.min(parent.length, Math.min(counts.length, lists.length)));
+        int mask = (table.length >>> 1) - 1;
+        int nodes = Math.min(counts.length, lists.length);
         int[] cand = s.candidates;
         int[] next = s.next;
         int candidates = 0;
@@ -496,14 +510,17 @@ public final class RadixIndex implements PrefixOverlap {
             long key = keys[depth];
             int child = 0;
             for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-                int c = table[i];
-                if (c == 0) {
+                long link = table[2 * i + 1];
+                if (link == 0) {
                     break;
                 }
-                if (c < nodes && parent[c] == node && hash[c] == key) {
-                    child = c;
+                if (table[2 * i] == key && (int) (link >>> 32) == node) {
+                    child = (int) link;
                     break;
                 }
+            }
+            if (child < 0 || child >= nodes) {
+                throw TORN; // only in a race: the stamp will not validate
             }
             if (child == 0) {
                 break;
@@ -559,7 +576,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     private static boolean emit(OverlapScores out, int rank, int depth, long[] workers, int[] dps, int ranks) {
         if (rank < 0 || rank >= ranks) {
-            throw new IllegalStateException("torn rank id"); // only in a race: the stamp will not validate
+            throw TORN; // only in a race: the stamp will not validate
         }
         return out.add(workers[rank], dps[rank], depth);
     }
