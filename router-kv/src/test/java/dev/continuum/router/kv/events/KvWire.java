@@ -101,6 +101,15 @@ public final class KvWire {
 
     /** The four-frame event-plane message upstream's ZMQ transport sends around {@code payload}. */
     public static ZmtpMessage message(long publisherId, long sequence, byte[] payload) {
+        return parts(frames(publisherId, sequence, payload));
+    }
+
+    /**
+     * The four frames as upstream's ZMQ transport (lib/runtime/src/transports/event_plane/zmq_transport.rs) sends
+     * them: topic, publisher_id u64 BE, sequence u64 BE, then version 1, payload_len u32 BE and the msgpack
+     * EventEnvelope whose {@code payload} is the RouterEvent.
+     */
+    public static byte[][] frames(long publisherId, long sequence, byte[] payload) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(5).packString("publisher_id");
             u64(p, publisherId);
@@ -117,7 +126,7 @@ public final class KvWire {
             frame[3] = (byte) (envelope.length >>> 8);
             frame[4] = (byte) envelope.length;
             System.arraycopy(envelope, 0, frame, 5, envelope.length);
-            return parts("kv-events".getBytes(StandardCharsets.US_ASCII), be(publisherId), be(sequence), frame);
+            return new byte[][] {"kv-events".getBytes(StandardCharsets.US_ASCII), be(publisherId), be(sequence), frame};
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
