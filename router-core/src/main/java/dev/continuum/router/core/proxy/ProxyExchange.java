@@ -418,9 +418,19 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     public void onUpstreamIdle() {
         // Before the head, the request timeout governs (a long generation may be silent). After it,
         // an upstream silent for the whole idle timeout mid-response is hung: cut the response.
+        cutHung("no data for the idle timeout mid-response");
+    }
+
+    @Override
+    public void onChunkSilence() {
+        cutHung("no chunk within streaming.chunk_interval");
+    }
+
+    /** A committed answer's upstream went silent for too long: the response is cut. */
+    private void cutHung(String why) {
         if (committed && !finished) {
             if (log.isDebugEnabled()) {
-                log.debug("backend {}: no data for the idle timeout mid-response, aborting", attemptOrThrow().backend.name());
+                log.debug("backend {}: {}, aborting", attemptOrThrow().backend.name(), why);
             }
             upstreamAbort();
         }
@@ -453,16 +463,6 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         } else if (!fallBack(FallbackReason.TIMEOUT, 504)) {
             answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + timeouts.armedMillis()
                     + " ms."));
-        }
-    }
-
-    @Override
-    public void onChunkSilence() {
-        if (committed && !finished) {
-            if (log.isDebugEnabled()) {
-                log.debug("backend {}: no chunk within streaming.chunk_interval, aborting", attemptOrThrow().backend.name());
-            }
-            upstreamAbort();
         }
     }
 

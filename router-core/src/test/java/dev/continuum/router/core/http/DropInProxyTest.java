@@ -165,15 +165,9 @@ class DropInProxyTest {
     @Test
     void streamingTotalTimeoutCutsAStreamThatKeepsGoing() throws Exception {
         apply("timeouts: {request: {streaming: {first_byte: 200ms, total: 1s}}}\nretry: {enabled: false}");
-        a.defaultReply(Reply.controlledStream());
-        CompletableFuture<HttpResponse<InputStream>> response = router.http.sendAsync(HttpRequest.newBuilder(
-                        router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
-                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(STREAM)).build(),
-                HttpResponse.BodyHandlers.ofInputStream());
-        StreamHandle h = a.awaitStream(Duration.ofSeconds(10));
-        h.send("{\"n\":1}");
-        assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        BufferedReader in = new BufferedReader(new InputStreamReader(response.get().body(), StandardCharsets.UTF_8));
+        OpenStream open = openStream();
+        StreamHandle h = open.handle();
+        BufferedReader in = open.body();
 
         // Once the head is out, the first byte's bound gives way to the stream's total.
         await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofSeconds(1))));
@@ -190,15 +184,9 @@ class DropInProxyTest {
     @Test
     void chunkIntervalCutsAStreamThatGoesSilent() throws Exception {
         apply("timeouts: {request: {streaming: {chunk_interval: 300ms}}}\nretry: {enabled: false}");
-        a.defaultReply(Reply.controlledStream());
-        CompletableFuture<HttpResponse<InputStream>> response = router.http.sendAsync(HttpRequest.newBuilder(
-                        router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
-                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(STREAM)).build(),
-                HttpResponse.BodyHandlers.ofInputStream());
-        StreamHandle h = a.awaitStream(Duration.ofSeconds(10));
-        h.send("{\"n\":1}");
-        assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        BufferedReader in = new BufferedReader(new InputStreamReader(response.get().body(), StandardCharsets.UTF_8));
+        OpenStream open = openStream();
+        StreamHandle h = open.handle();
+        BufferedReader in = open.body();
         readUntil(in, "\"n\":1");
         await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofMillis(300))));
 
@@ -214,6 +202,23 @@ class DropInProxyTest {
         timer.advance(Duration.ofMillis(299));
         assertThat(h.awaitClosed(10_000)).as("upstream connection closed by the router").isTrue();
         assertThat(readRest(in)).doesNotContain("[DONE]");
+    }
+
+    /** The upstream's side of a stream and the client's body of it. */
+    private record OpenStream(StreamHandle handle, BufferedReader body) {
+    }
+
+    /** A streamed request to a's controlled stream, its first chunk sent and the 200 head read. */
+    private OpenStream openStream() throws Exception {
+        a.defaultReply(Reply.controlledStream());
+        CompletableFuture<HttpResponse<InputStream>> response = router.http.sendAsync(HttpRequest.newBuilder(
+                        router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(STREAM)).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        StreamHandle h = a.awaitStream(Duration.ofSeconds(10));
+        h.send("{\"n\":1}");
+        assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        return new OpenStream(h, new BufferedReader(new InputStreamReader(response.get().body(), StandardCharsets.UTF_8)));
     }
 
     private static void readUntil(BufferedReader in, String wanted) throws IOException {
