@@ -86,7 +86,8 @@ public final class ShimDispatcher implements DispatchHook {
      */
     public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt) {
         DispatchPlan plan = planOrNull(request, prompt);
-        if (plan == null) {
+        if (plan == null && !request.resend()) {
+            // A resend without a plan is counted by its request's earlier plan, when that one ends.
             metrics.request(RoutingPath.UNIFIED);
         }
         return plan;

@@ -11,6 +11,9 @@ import static org.awaitility.Awaitility.await;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.RouterConfig;
 import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.core.ingress.Ingresses;
+import dev.continuum.router.core.ingress.anthropic.EstimatedTokens;
+import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;
@@ -34,7 +37,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,6 +60,10 @@ class ShimDispatchTest {
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     private PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    /** What the dispatcher sees of the fleet on each ask (the fleet as set, unless a test says otherwise). */
+    private Supplier<DynamoSnapshot> snapshots = fleet::get;
+    /** Whether the router binds the converting ingresses ({@code /v1/messages}, {@code /v1/responses}). */
+    private boolean ingresses;
     private HttpServer server;
     private int port;
 
@@ -84,10 +93,15 @@ class ShimDispatchTest {
         RouterConfig config = ConfigLoader.builder().environment(Map.of())
                 .dynamoSection(DiscoverySection.create(Map.of())).dynamoSection(section).build()
                 .loadString(yaml).orThrow();
-        server = HttpServer.builder(config, registry).shutdownGrace(Duration.ofMillis(300)).build();
+        HttpServer.Builder builder = HttpServer.builder(config, registry).shutdownGrace(Duration.ofMillis(300));
+        if (ingresses) {
+            builder.proxyOptions(Ingresses.standard(ProxyOptions.defaults(), new EstimatedTokens()));
+        }
+        server = builder.build();
         server.start().join();
         port = ((InetSocketAddress) server.boundAddresses().get(0)).getPort();
-        ShimDispatcher dispatcher = ShimDispatcher.create(fleet::get, () -> config.dynamo().section(section),
+        Supplier<DynamoSnapshot> seen = () -> snapshots.get();
+        ShimDispatcher dispatcher = ShimDispatcher.create(seen, () -> config.dynamo().section(section),
                 DynamoWorkerPicker.loadBased(load, load, registry), registry);
         server.proxy().dispatchHook(dispatcher);
     }
@@ -112,7 +126,11 @@ class ShimDispatchTest {
     private HttpResponse<String> chat(String model, boolean stream, String... headers) {
         String body = "{\"model\":\"" + model + "\",\"stream\":" + stream
                 + ",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello to the fleet, please.\"}]}";
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+        return post("/v1/chat/completions", body, headers);
+    }
+
+    private HttpResponse<String> post(String path, String body, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(20)).POST(HttpRequest.BodyPublishers.ofString(body))
                 .header("content-type", "application/json");
         if (headers.length > 0) {
@@ -367,6 +385,31 @@ class ShimDispatchTest {
                 .noneMatch(h -> h.startsWith("x-dynamo-")));
         assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("unified");
         assertThat(counter("disaggregated.requests", "routing_path", "unified")).isEqualTo(1);
+    }
+
+    @Test
+    void aRetryBehindAConvertingIngressThatGetsNoPlanIsCountedOnce() {
+        // The first ask sees the fleet; the retry's ask (narrowed to its replica) finds nothing to pin.
+        AtomicInteger asks = new AtomicInteger();
+        snapshots = () -> asks.getAndIncrement() == 0 ? fleet.get() : DynamoSnapshot.disabled(0);
+        ingresses = true;
+        startSingle(true);
+        disaggregatedFleet();
+        shimA.force(503, "{\"error\":{\"message\":\"busy\"}}");
+        shimB.force(503, "{\"error\":{\"message\":\"busy\"}}");
+
+        HttpResponse<String> r = post("/v1/messages", "{\"model\":\"" + MODEL + "\",\"max_tokens\":8,"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"Say hello to the fleet, please.\"}]}");
+
+        // Pinned send, 503, a retry on the other replica without a pin = the plan's path failed: unified fallback.
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("fallback");
+        assertThat(asks.get()).isEqualTo(2);
+        assertThat(allSeen()).hasSize(1);
+        assertThat(plain.completionRequests()).hasSize(1);
+        assertThat(counter("disaggregated.requests", "routing_path", "fallback")).isEqualTo(1);
+        assertThat(counter("disaggregated.requests", "routing_path", "unified")).as("the resend is not a request").isZero();
+        assertThat(counter("disaggregated.requests", "routing_path", "prefill_then_decode")).isZero();
     }
 
     @Test

@@ -17,6 +17,10 @@ import org.slf4j.LoggerFactory;
  * <p>Used from one thread at a time (the process's main thread and then its shutdown hook); it is
  * not a concurrent structure.
  *
+ * <p>The process has one stack, which logs each component that joins or leaves it at INFO. A component that
+ * keeps a stack of its own parts ({@link #nested}) logs them at DEBUG under its own name, so a log reader sees
+ * one stack.
+ *
  * <p>Each stop runs on a short-lived thread of its own rather than on the thread that completed
  * the previous stop: that thread is often an event loop that is itself terminating, and a
  * component's stop may block (joining a watcher thread), which must neither stall nor deadlock it.
@@ -46,6 +50,9 @@ public final class LifecycleStack {
     private final Deque<Lifecycle> started = new ArrayDeque<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private final Listener listener;
+    private final Logger log;
+    /** A component's inner stack: logged at DEBUG under its owner's name. */
+    private final boolean nested;
     private boolean stopping;
 
     public LifecycleStack() {
@@ -53,7 +60,26 @@ public final class LifecycleStack {
     }
 
     public LifecycleStack(Listener listener) {
+        this(listener, LOG, false);
+    }
+
+    private LifecycleStack(Listener listener, Logger log, boolean nested) {
         this.listener = listener;
+        this.log = log;
+        this.nested = nested;
+    }
+
+    /** A stack of {@code owner}'s own parts, inside a component of the process's stack: logged at DEBUG as {@code owner}. */
+    public static LifecycleStack nested(Class<?> owner) {
+        return new LifecycleStack(Listener.NONE, LoggerFactory.getLogger(owner), true);
+    }
+
+    private void note(String what, Lifecycle component) {
+        if (nested) {
+            log.debug("{} part {}", what, component);
+        } else {
+            log.info("{} {}", what, component);
+        }
     }
 
     /**
@@ -72,7 +98,7 @@ public final class LifecycleStack {
             throw e;
         }
         started.push(component);
-        LOG.info("started {}", component);
+        note("started", component);
         listener.started(component);
         return component;
     }
@@ -92,7 +118,7 @@ public final class LifecycleStack {
         while ((next = pollStarted()) != null) {
             Lifecycle component = next;
             chain = chain.thenComposeAsync(ignored -> component.stop(), STOPPER).thenRun(() -> {
-                LOG.info("stopped {}", component);
+                note("stopped", component);
                 listener.stopped(component);
             });
         }

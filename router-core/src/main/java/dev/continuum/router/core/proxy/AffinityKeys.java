@@ -1,5 +1,8 @@
 package dev.continuum.router.core.proxy;
 
+import dev.continuum.router.core.config.ConsistentHashConfig;
+import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.core.config.SelectionStrategy;
 import io.netty.handler.codec.http.HttpHeaders;
 
 /**
@@ -44,6 +47,17 @@ final class AffinityKeys {
         z *= 0xc4ceb9fe1a85ec53L;
         z ^= z >>> 33;
         return z;
+    }
+
+    /** A request's {@code ConsistentHash} key: its header's or its first user message's (0: none, or another strategy). */
+    static long of(RouterConfig config, HttpHeaders headers, ParsedRequest p) {
+        if (config.selectionStrategy() != SelectionStrategy.CONSISTENT_HASH) {
+            return 0;
+        }
+        ConsistentHashConfig ch = config.consistentHash();
+        String header = ch == null ? null : ch.header();
+        return ch != null && ch.key() == ConsistentHashConfig.Key.HEADER && header != null
+                ? ofHeader(headers, header) : p.firstUserMessageKey();
     }
 
     /** The key of a header's value, or 0 when the request does not carry it (or carries it empty). */

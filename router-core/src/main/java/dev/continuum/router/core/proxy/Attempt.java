@@ -4,8 +4,8 @@ import dev.continuum.router.core.metrics.StatusClass;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,7 +38,7 @@ final class Attempt implements UpstreamPool.AcquireCallback {
     private boolean reused;
     private boolean staleRetried;
     private boolean requestWritten;
-    private @Nullable ScheduledFuture<?> timeout;
+    private @Nullable Future<?> timeout;
     private boolean inFlight;
 
     Attempt(Backend backend, long permit, long startNanos, EventLoop loop, Events events) {
@@ -113,12 +113,14 @@ final class Attempt implements UpstreamPool.AcquireCallback {
         return false;
     }
 
-    void timeout(ScheduledFuture<?> t) {
+    /** The attempt's armed timer ({@link RequestTimeouts}); it is cancelled when the attempt ends. */
+    void timeout(Future<?> t) {
+        cancelTimeout();
         timeout = t;
     }
 
     void cancelTimeout() {
-        ScheduledFuture<?> t = timeout;
+        Future<?> t = timeout;
         if (t != null) {
             t.cancel(false);
             timeout = null;

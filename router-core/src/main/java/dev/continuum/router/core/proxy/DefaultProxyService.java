@@ -113,7 +113,7 @@ final class DefaultProxyService implements ProxyService {
         HealthChecker health = new HealthChecker(b.name(), endpoint, probes, group.next(), options.nanoClock(),
                 b.effectiveHealthCheck(config.healthChecks()), b.apiKey(), connectTimeout(config));
         UpstreamPool pool = new UpstreamPool(transport, endpoint, config.server().connectionPoolSize(),
-                connectTimeout(config), config.server().idleTimeout());
+                connectTimeout(config), config.server().idleTimeout(), options.timer());
         BackendMeters meters = metrics.registerBackend(b.name(),
                 () -> health.healthState().routable() ? 1 : 0,
                 () -> breaker.state().gaugeValue());

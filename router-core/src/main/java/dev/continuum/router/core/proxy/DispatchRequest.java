@@ -15,12 +15,26 @@ import java.util.Objects;
  * @param body           the body as every attempt will send it (an ingress's conversion done, client
  *                       {@code nvext} routing fields already removed);
  *                       borrowed: valid only during the call, never retained or released by the hook
+ * @param resend         a later send of a request that has a plan already (a retry behind a converting ingress
+ *                       asks again, narrowed to its backend): the request is counted by its plans' endings, so a
+ *                       hook that counts requests must not count a resend it has no plan for
  */
 public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
-                              long estimatedPromptTokens) {
+                              long estimatedPromptTokens, boolean resend) {
     public DispatchRequest {
         Objects.requireNonNull(model, "model");
         usableBackends = List.copyOf(usableBackends);
         Objects.requireNonNull(body, "body");
+    }
+
+    /** A first ask ({@code resend} false). */
+    public DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
+                           long estimatedPromptTokens) {
+        this(model, stream, usableBackends, body, estimatedPromptTokens, false);
+    }
+
+    /** The same request with another body (a hook that copies the borrowed one). */
+    public DispatchRequest withBody(ByteBuf other) {
+        return new DispatchRequest(model, stream, usableBackends, other, estimatedPromptTokens, resend);
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.config.ApiKeyConfig;
 import dev.continuum.router.core.config.FallbackConfig;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.core.metrics.FallbackReason;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -12,6 +13,8 @@ import io.netty.util.AsciiString;
 import java.io.IOException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One request's walk along its model's {@code fallback.fallback_chains} entry: which trigger conditions move
@@ -23,6 +26,7 @@ import org.jspecify.annotations.Nullable;
 final class ModelFallback {
     /** The response header naming the model that served (or last failed) a request that fell back. */
     static final AsciiString X_FALLBACK_MODEL = AsciiString.cached("x-continuum-fallback-model");
+    private static final Logger log = LoggerFactory.getLogger(ModelFallback.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The next model and what to try it on. */
@@ -73,6 +77,21 @@ final class ModelFallback {
             }
         }
         return null;
+    }
+
+    /**
+     * The next model when {@code reason} (for an upstream status, {@code status}) is one of the policy's trigger
+     * conditions and the chain has one left for this caller; null otherwise.
+     */
+    @Nullable Next take(FallbackReason reason, int status, ProxyState state, @Nullable ApiKeyConfig key) {
+        if (!triggers(reason, status)) {
+            return null;
+        }
+        Next n = next(state, key);
+        if (n != null && log.isDebugEnabled()) {
+            log.debug("model fallback to {} ({})", LogSafe.escape(n.model()), reason.label());
+        }
+        return n;
     }
 
     /** {@code body} (a JSON object) with its {@code model} replaced; a new buffer the caller owns. */

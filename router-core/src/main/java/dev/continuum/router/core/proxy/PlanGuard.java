@@ -58,7 +58,7 @@ final class PlanGuard {
     record Fallback(int upstreamStatus) implements Decision {
     }
 
-    /** The current send's plan; replaced by {@link #repin} behind a converting ingress. */
+    /** The current send's plan; replaced by {@link #adopt} behind a converting ingress. */
     private DispatchPlan plan;
     /** The request's standard candidates; the plan's pool is a subset of them. */
     private final List<Backend> standard;
@@ -74,9 +74,9 @@ final class PlanGuard {
     }
 
     /**
-     * Asks the hook, once per request (a converted request's later sends {@link #repin}), with the body as every
-     * attempt will send it: a plan, a {@link DispatchHook.Later} (turned into a guard by {@link #of} when it
-     * completes), or null = standard routing (no plan, a failing hook, or no usable backend).
+     * Asks the hook for the request's first send, with the body as every attempt will send it: a plan, a
+     * {@link DispatchHook.Later} (turned into a guard by {@link #of} when it completes), or null = standard routing
+     * (no plan, a failing hook, or no usable backend). {@link SendPlanner} waits for it.
      */
     static DispatchHook.@Nullable Answer ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates,
             ByteBuf body) {
@@ -89,7 +89,7 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        return askHook(hook, p, usable, body);
+        return askHook(hook, p, usable, body, false);
     }
 
     /**
@@ -109,10 +109,10 @@ final class PlanGuard {
     }
 
     private static DispatchHook.@Nullable Answer askHook(DispatchHook hook, ParsedRequest p, List<String> usable,
-            ByteBuf body) {
+            ByteBuf body, boolean resend) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens()));
+                    p.estimatedPromptTokens(), resend));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;
@@ -120,26 +120,30 @@ final class PlanGuard {
     }
 
     /**
-     * A converted request's pin for the send about to go to {@code backend}: the first send uses the plan
-     * {@link #ask} made; every later one (a retry on the plan's path) asks the hook again with the same body,
-     * narrowed to {@code backend}, and the previous plan ends {@link DispatchPlan.Outcome#RESENT}. False when
-     * the hook has no plan for that backend now (the plan's path has failed; the caller falls back or fails).
-     *
-     * <p>A hook that can only answer later (a KV-aware model whose prompt is being tokenized) cannot be waited
-     * for here, between two attempts on the event loop: that retry keeps the previous send's pins, and the late
-     * plan is ended {@link DispatchPlan.Outcome#ABANDONED} when it arrives (docs/request-path.md).
+     * Behind a converting ingress: whether the send about to go out needs a fresh plan. The first send uses the
+     * plan {@link #ask} made (and this answers false once); every later one on the plan's path (a retry) is a new
+     * send ({@link #askAgain}, then {@link #adopt}).
      */
-    boolean repin(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
+    boolean needsFreshPlan() {
         if (!planUsed) {
             planUsed = true;
-            return true;
+            return false;
         }
-        DispatchHook.Answer answer = askHook(hook, p, List.of(backend.name()), body);
-        if (answer instanceof DispatchHook.Later later) {
-            later.plan().whenComplete((late, failure) -> abandoned(failure == null ? late : null));
-            return true;
-        }
-        DispatchPlan next = (DispatchPlan) answer;
+        return true;
+    }
+
+    /** A later send's ask: the same body, narrowed to the {@code backend} that send goes to. */
+    static DispatchHook.@Nullable Answer askAgain(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
+        return askHook(hook, p, List.of(backend.name()), body, true);
+    }
+
+    /**
+     * Takes {@code next} (the hook's answer to {@link #askAgain}, now or later) for the send to {@code backend}: the
+     * previous plan ends {@link DispatchPlan.Outcome#RESENT}. False when there is no plan for that backend now (the
+     * plan's path has failed; the caller falls back or fails); a plan for other backends ends
+     * {@link DispatchPlan.Outcome#ABANDONED}.
+     */
+    boolean adopt(@Nullable DispatchPlan next, Backend backend) {
         if (next == null) {
             return false;
         }

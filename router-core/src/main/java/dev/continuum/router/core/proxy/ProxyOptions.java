@@ -19,32 +19,39 @@ import org.jspecify.annotations.Nullable;
  *                    the default trust store and host-name verification (a private CA or client
  *                    certificates need a context of their own)
  * @param ingresses   converting ingresses ({@link ProxyRoute#converted}), each on its own path
+ * @param timer       what the per-request timeouts and the retry backoff run on ({@link ProxyTimer#SYSTEM} in
+ *                    production); independent of {@code nanoClock}
  */
 public record ProxyOptions(LongSupplier nanoClock, Clock wallClock, RateLimitLimits rateLimitLimits,
                            UpstreamLimits upstreamLimits, @Nullable SslContext upstreamTls,
-                           List<ProxyRoute> ingresses) {
+                           List<ProxyRoute> ingresses, ProxyTimer timer) {
     public ProxyOptions {
         ingresses = List.copyOf(ingresses);
     }
 
     public static ProxyOptions defaults() {
         return new ProxyOptions(System::nanoTime, Clock.systemUTC(), RateLimitLimits.DEFAULT, UpstreamLimits.DEFAULT,
-                null, List.of());
+                null, List.of(), ProxyTimer.SYSTEM);
     }
 
     public ProxyOptions withNanoClock(LongSupplier clock) {
-        return new ProxyOptions(clock, wallClock, rateLimitLimits, upstreamLimits, upstreamTls, ingresses);
+        return new ProxyOptions(clock, wallClock, rateLimitLimits, upstreamLimits, upstreamTls, ingresses, timer);
+    }
+
+    /** The timers of every request (timeouts, retry backoff) run on {@code t}: a test's virtual time. */
+    public ProxyOptions withTimer(ProxyTimer t) {
+        return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, upstreamTls, ingresses, t);
     }
 
     public ProxyOptions withWallClock(Clock clock) {
-        return new ProxyOptions(nanoClock, clock, rateLimitLimits, upstreamLimits, upstreamTls, ingresses);
+        return new ProxyOptions(nanoClock, clock, rateLimitLimits, upstreamLimits, upstreamTls, ingresses, timer);
     }
 
     public ProxyOptions withUpstreamTls(SslContext context) {
         if (!context.isClient()) {
             throw new IllegalArgumentException("upstreamTls: a server context (expected: a client context)");
         }
-        return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, context, ingresses);
+        return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, context, ingresses, timer);
     }
 
     /** Adds an ingress (converted, passthrough or local); its path must not be taken by a built-in route or another ingress. */
@@ -56,6 +63,6 @@ public record ProxyOptions(LongSupplier nanoClock, Clock wallClock, RateLimitLim
         List<ProxyRoute> next = new ArrayList<>(ingresses);
         next.add(route);
         ProxyRoutes.of(next); // fails on a taken path
-        return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, upstreamTls, next);
+        return new ProxyOptions(nanoClock, wallClock, rateLimitLimits, upstreamLimits, upstreamTls, next, timer);
     }
 }

@@ -273,6 +273,28 @@ final class ResponseRelay {
     }
 
     /**
+     * Writes the router's own complete answer ({@code response}, owned: an error, the model list, a local route's
+     * answer) with the routing headers when the request had a plan and the fallback model when it fell back; an
+     * error goes out in the ingress's shape (the router's 2xx answers are in the client's wire already).
+     */
+    static void answer(ClientExchange client, @Nullable IngressConverter converter, FullHttpResponse response,
+            @Nullable PlanGuard guard, @Nullable Backend served, @Nullable String fallbackModel) {
+        if (guard != null) {
+            PlanGuard.decorate(guard, response.headers(), served, client.request().headers().contains(PlanGuard.X_BACKEND));
+        }
+        if (fallbackModel != null) {
+            response.headers().set(ModelFallback.X_FALLBACK_MODEL, fallbackModel);
+        }
+        FullHttpResponse r = response.status().code() < 300 ? response : convertError(converter, response);
+        boolean close = client.closeAfterResponse();
+        if (close) {
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        int status = r.status().code();
+        client.responseComplete(status, close, client.channel().writeAndFlush(r));
+    }
+
+    /**
      * {@code response} (an OpenAI-shaped error, owned) in the ingress's error shape; itself when there is no
      * converter. Status and headers are kept.
      */

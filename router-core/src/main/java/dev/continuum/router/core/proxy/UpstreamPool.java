@@ -34,6 +34,7 @@ final class UpstreamPool {
 
     private final UpstreamTransport transport;
     private final BackendEndpoint endpoint;
+    private final ProxyTimer timer;
     private final Map<EventExecutor, ArrayDeque<Channel>> idle;
     private final AtomicInteger idleCount = new AtomicInteger();
     private volatile int maxIdle;
@@ -42,9 +43,10 @@ final class UpstreamPool {
     private volatile boolean closed;
 
     UpstreamPool(UpstreamTransport transport, BackendEndpoint endpoint, int maxIdle, Duration connectTimeout,
-                 Duration idleTimeout) {
+                 Duration idleTimeout, ProxyTimer timer) {
         this.transport = transport;
         this.endpoint = endpoint;
+        this.timer = timer;
         Map<EventExecutor, ArrayDeque<Channel>> m = new IdentityHashMap<>();
         for (EventExecutor e : transport.group) {
             m.put(e, new ArrayDeque<>());
@@ -84,10 +86,13 @@ final class UpstreamPool {
         connect(loop, cb);
     }
 
-    /** A new connection, never a pooled one (used after a pooled one turned out stale). */
+    /**
+     * A new connection, never a pooled one (used after a pooled one turned out stale), bounded by the connect
+     * timeout on the proxy's timer ({@link RequestTimeouts#boundConnect}) rather than Netty's.
+     */
     void connect(EventLoop loop, AcquireCallback cb) {
-        ChannelFuture f = transport.connect(loop, endpoint.host(), endpoint.port(), connectTimeout,
-                new Initializer());
+        ChannelFuture f = transport.connect(loop, endpoint.host(), endpoint.port(), Duration.ZERO, new Initializer());
+        RequestTimeouts.boundConnect(timer, loop, f, connectTimeout);
         f.addListener(done -> {
             if (done.isSuccess()) {
                 Channel ch = f.channel();

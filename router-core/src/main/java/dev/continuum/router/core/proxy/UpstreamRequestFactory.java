@@ -2,6 +2,7 @@ package dev.continuum.router.core.proxy;
 
 import dev.continuum.router.core.auth.AuthResult;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
@@ -26,6 +27,28 @@ final class UpstreamRequestFactory {
     private static final AsciiString X_API_KEY = AsciiString.cached("x-api-key");
 
     private UpstreamRequestFactory() {
+    }
+
+    /**
+     * One attempt's request to {@code b}: a converted request is a chat completion wherever the client sent it; on
+     * the plan's path it carries the plan's pin headers, and the plan's own body when it has one (a fallback sends
+     * the request's body again).
+     */
+    static FullHttpRequest forAttempt(ClientExchange client, @Nullable IngressConverter converter,
+            @Nullable PlanGuard guard, AuthResult.@Nullable CredentialSource credentials, Backend b, ByteBuf body) {
+        BackendEndpoint endpoint = b.resources().endpoint;
+        String target = converter == null ? endpoint.target(client.path(), client.rawQuery())
+                : endpoint.target(ProxyRoute.CHAT_UPSTREAM_PATH, null);
+        Map<String, String> pins = guard == null ? Map.of() : guard.pinHeaders();
+        DispatchPlan.PinnedBody pinnedBody = guard == null ? null : guard.pinnedBody();
+        ByteBuf out = pinnedBody == null ? body : Unpooled.wrappedBuffer(pinnedBody.bytes());
+        try {
+            return build(client.request().headers(), client.request().method(), credentials, b, pins, out, target);
+        } finally {
+            if (out != body) {
+                out.release(); // the request holds its own retained duplicate
+            }
+        }
     }
 
     /**

@@ -73,6 +73,7 @@ final class UpstreamTransport implements AutoCloseable {
         return ssl;
     }
 
+    /** {@code connectTimeout}: Netty's connect bound; zero leaves the bound to the caller. */
     ChannelFuture connect(EventLoop loop, String host, int port, Duration connectTimeout, ChannelHandler initializer) {
         Bootstrap b = new Bootstrap()
                 .group(loop)

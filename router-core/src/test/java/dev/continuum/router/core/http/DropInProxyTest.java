@@ -9,13 +9,19 @@ import dev.continuum.router.testing.RecordedRequest;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.StreamHandle;
 import dev.continuum.router.testing.TestUpstream;
+import dev.continuum.router.core.proxy.ProxyOptions;
+import dev.continuum.router.core.proxy.VirtualTimer;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +36,8 @@ import org.junit.jupiter.api.Timeout;
  * upstreams: {@code timeouts}, the retry delay keys, {@code fallback}, {@code ConsistentHash}, per-backend
  * {@code health_check}, and the embeddings and rerank routes. One router and three upstreams serve every
  * test; each test applies its own config (as a reload does). Every config goes through the YAML loader, so a
- * key the binder drops fails here too.
+ * key the binder drops fails here too. The proxy's timeouts and retry backoff run on a {@link VirtualTimer}:
+ * a test reads which bound was armed and moves the time past it, never waiting for a real timer.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -38,7 +45,9 @@ class DropInProxyTest {
     private final TestUpstream a = TestUpstream.start("a");
     private final TestUpstream b = TestUpstream.start("b");
     private final TestUpstream c = TestUpstream.start("c");
-    private final RouterHarness router = RouterHarness.start(load(""));
+    private final VirtualTimer timer = new VirtualTimer();
+    private final RouterHarness router = RouterHarness.start(load(""),
+            b -> b.proxyOptions(ProxyOptions.defaults().withTimer(timer)));
 
     @AfterAll
     void tearDown() {
@@ -50,6 +59,7 @@ class DropInProxyTest {
 
     @BeforeEach
     void reset() {
+        timer.advance(Duration.ofDays(1)); // whatever an earlier test left armed fires now, not during this one
         for (TestUpstream u : List.of(a, b, c)) {
             u.defaultReply(Reply.echo());
             u.clearRecorded();
@@ -90,87 +100,173 @@ class DropInProxyTest {
 
     // ------------------------------------------------------------------ timeouts
 
+    private CompletableFuture<HttpResponse<String>> sendAsync(String body) {
+        HttpRequest req = HttpRequest.newBuilder(router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return router.http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The request reached {@code u} (so its first-byte timer is armed) and the next bound is {@code bound}. */
+    private void awaitArmed(TestUpstream u, int requests, Duration bound) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> u.completionCount() == requests);
+        await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(bound)));
+    }
+
+    private static final String PLAIN = "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    private static final String STREAM =
+            "{\"model\":\"big\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+
     @Test
-    void standardFirstByteTimeoutAnswers504BeforeTheSlowHead() {
+    void standardFirstByteTimeoutAnswers504BeforeTheSlowHead() throws Exception {
         apply("timeouts: {request: {standard: {first_byte: 200ms, total: 30s}}}\nretry: {enabled: false}");
-        a.defaultReply(Reply.delayed(Duration.ofSeconds(10), Reply.echo()));
+        a.defaultReply(Reply.delayed(Duration.ofMinutes(10), Reply.echo()));
+        CompletableFuture<HttpResponse<String>> r = sendAsync(PLAIN);
 
-        HttpResponse<String> r = router.post("/v1/chat/completions",
-                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        awaitArmed(a, 1, Duration.ofMillis(200));
+        timer.advance(Duration.ofMillis(199));
+        assertThat(timer.nextDue()).as("not due a millisecond early").hasValue(Duration.ofMillis(1));
+        timer.advance(Duration.ofMillis(1));
 
-        assertThat(r.statusCode()).isEqualTo(504);
-        assertThat(r.body()).contains("200 ms");
+        assertThat(r.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(504);
+        assertThat(r.get().body()).contains("200 ms");
     }
 
     @Test
-    void standardTotalTimeoutBoundsAPlainRequest() {
+    void standardTotalTimeoutBoundsAPlainRequest() throws Exception {
         apply("timeouts: {request: {standard: {total: 300ms}}}\nretry: {enabled: false}");
-        a.defaultReply(Reply.delayed(Duration.ofSeconds(10), Reply.echo()));
+        a.defaultReply(Reply.delayed(Duration.ofMinutes(10), Reply.echo()));
+        CompletableFuture<HttpResponse<String>> r = sendAsync(PLAIN);
 
-        HttpResponse<String> r = router.post("/v1/chat/completions",
-                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        awaitArmed(a, 1, Duration.ofMillis(300));
+        timer.advance(Duration.ofMillis(300));
 
-        assertThat(r.statusCode()).isEqualTo(504);
-        assertThat(r.body()).contains("300 ms");
+        assertThat(r.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(504);
+        assertThat(r.get().body()).contains("300 ms");
     }
 
     @Test
-    void streamingFirstByteTimeoutAppliesToStreamsOnly() {
+    void streamingFirstByteTimeoutAppliesToStreamsOnly() throws Exception {
         apply("timeouts: {request: {streaming: {first_byte: 200ms}}}\nretry: {enabled: false}");
-        a.defaultReply(Reply.delayed(Duration.ofMillis(800), Reply.sse(List.of("{\"x\":1}"))));
+        a.defaultReply(Reply.delayed(Duration.ofMinutes(10), Reply.sse(List.of("{\"x\":1}"))));
 
-        HttpResponse<String> stream = router.post("/v1/chat/completions",
-                "{\"model\":\"big\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
-        HttpResponse<String> plain = router.post("/v1/chat/completions",
-                "{\"model\":\"big\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        CompletableFuture<HttpResponse<String>> stream = sendAsync(STREAM);
+        awaitArmed(a, 1, Duration.ofMillis(200));
+        timer.advance(Duration.ofMillis(200));
+        assertThat(stream.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(504);
 
-        assertThat(stream.statusCode()).isEqualTo(504);
-        assertThat(plain.statusCode()).as("a plain request keeps server.request_timeout").isEqualTo(200);
+        CompletableFuture<HttpResponse<String>> plain = sendAsync(PLAIN);
+        Duration requestTimeout = router.server.proxy().config().server().requestTimeout();
+        awaitArmed(a, 2, requestTimeout);
+        timer.advance(requestTimeout);
+        assertThat(plain.get(10, TimeUnit.SECONDS).body()).as("a plain request keeps server.request_timeout")
+                .contains(requestTimeout.toMillis() + " ms");
+    }
+
+    @Test
+    void streamingTotalTimeoutCutsAStreamThatKeepsGoing() throws Exception {
+        apply("timeouts: {request: {streaming: {first_byte: 200ms, total: 1s}}}\nretry: {enabled: false}");
+        OpenStream open = openStream();
+        StreamHandle h = open.handle();
+        BufferedReader in = open.body();
+
+        // Once the head is out, the first byte's bound gives way to the stream's total.
+        await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofSeconds(1))));
+        timer.advance(Duration.ofMillis(500));
+        h.send("{\"n\":2}");
+        readUntil(in, "\"n\":2");
+        assertThat(timer.nextDue()).as("a chunk does not move the total").hasValue(Duration.ofMillis(500));
+        timer.advance(Duration.ofMillis(500));
+
+        assertThat(h.awaitClosed(10_000)).as("upstream connection closed by the router").isTrue();
+        assertThat(readRest(in)).doesNotContain("[DONE]");
     }
 
     @Test
     void chunkIntervalCutsAStreamThatGoesSilent() throws Exception {
         apply("timeouts: {request: {streaming: {chunk_interval: 300ms}}}\nretry: {enabled: false}");
+        OpenStream open = openStream();
+        StreamHandle h = open.handle();
+        BufferedReader in = open.body();
+        readUntil(in, "\"n\":1");
+        await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofMillis(300))));
+
+        // A chunk within the interval moves the deadline: the watchdog re-arms for what is left after it.
+        timer.advance(Duration.ofMillis(299));
+        h.send("{\"n\":2}");
+        readUntil(in, "\"n\":2");
+        timer.advance(Duration.ofMillis(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofMillis(299))));
+        assertThat(h.isOpen()).isTrue();
+
+        // No chunk for the whole interval: the router gives up on the upstream (idle_timeout is 60s).
+        timer.advance(Duration.ofMillis(299));
+        assertThat(h.awaitClosed(10_000)).as("upstream connection closed by the router").isTrue();
+        assertThat(readRest(in)).doesNotContain("[DONE]");
+    }
+
+    /** The upstream's side of a stream and the client's body of it. */
+    private record OpenStream(StreamHandle handle, BufferedReader body) {
+    }
+
+    /** A streamed request to a's controlled stream, its first chunk sent and the 200 head read. */
+    private OpenStream openStream() throws Exception {
         a.defaultReply(Reply.controlledStream());
-        HttpRequest req = HttpRequest.newBuilder(router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"model\":\"big\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-                .build();
-        CompletableFuture<HttpResponse<InputStream>> response =
-                router.http.sendAsync(req, HttpResponse.BodyHandlers.ofInputStream());
+        CompletableFuture<HttpResponse<InputStream>> response = router.http.sendAsync(HttpRequest.newBuilder(
+                        router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(STREAM)).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         StreamHandle h = a.awaitStream(Duration.ofSeconds(10));
         h.send("{\"n\":1}");
         assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        return new OpenStream(h, new BufferedReader(new InputStreamReader(response.get().body(), StandardCharsets.UTF_8)));
+    }
 
-        // No second chunk: the router gives up on the upstream after the interval (idle_timeout is 60s).
-        assertThat(h.awaitClosed(10_000)).as("upstream connection closed by the router").isTrue();
-        try (InputStream in = response.get().body()) {
-            String got = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            assertThat(got).contains("\"n\":1").doesNotContain("[DONE]");
-        } catch (IOException expected) {
-            // The cut may also surface as an error of the chunked body: the stream did not end normally.
+    private static void readUntil(BufferedReader in, String wanted) throws IOException {
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.contains(wanted)) {
+                return;
+            }
         }
+        throw new AssertionError("stream ended before " + wanted);
+    }
+
+    /** What is left of a cut stream (the cut may also surface as an error of the chunked body). */
+    private static String readRest(BufferedReader in) {
+        StringBuilder sb = new StringBuilder();
+        try (in) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                sb.append(line).append('\n');
+            }
+        } catch (IOException expected) {
+            // the stream did not end normally
+        }
+        return sb.toString();
     }
 
     // ------------------------------------------------------------------ retry delays
 
     @Test
-    void baseDelayHoldsTheRetry() {
+    void baseDelayHoldsTheRetry() throws Exception {
         apply("retry: {max_attempts: 2, base_delay: 10m, jitter: false}\nselection_strategy: LeastConnections");
         for (TestUpstream u : List.of(a, b, c)) {
             u.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
         }
-        HttpRequest req = HttpRequest.newBuilder(router.uri("/v1/chat/completions")).timeout(Duration.ofSeconds(20))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"messages\":[]}")).build();
-        CompletableFuture<HttpResponse<String>> pending = router.http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> pending = sendAsync("{\"model\":\"m\",\"messages\":[]}");
 
         await().atMost(Duration.ofSeconds(10)).until(() -> total(a, b, c) == 1);
-        // With the delay ignored the retry would reach another backend within milliseconds.
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> total(a, b, c) == 1);
+        // The 503 cancelled the attempt's timer; the one thing armed is the retry's wait of base_delay.
+        await().atMost(Duration.ofSeconds(10)).until(() -> timer.nextDue().equals(Optional.of(Duration.ofMinutes(10))));
+        assertThat(timer.pending()).isEqualTo(1);
+        timer.advance(Duration.ofMinutes(10).minusMillis(1));
+        assertThat(total(a, b, c)).isEqualTo(1);
         assertThat(pending).isNotDone();
-        pending.cancel(true);
+
+        timer.advance(Duration.ofMillis(1));
+
+        assertThat(pending.get(10, TimeUnit.SECONDS).statusCode()).as("the retry's 503, relayed").isEqualTo(503);
+        assertThat(total(a, b, c)).isEqualTo(2);
     }
 
     // ------------------------------------------------------------------ fallback

@@ -1,6 +1,7 @@
 package dev.continuum.router.core.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,12 +13,17 @@ import dev.continuum.router.core.proxy.ProxyRoute;
 import dev.continuum.router.testing.RecordedRequest;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestUpstream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -180,8 +186,10 @@ class IngressSeamTest {
                 .disaggregated(true));
         List<DispatchPlan.Outcome> outcomes = new CopyOnWriteArrayList<>();
         List<List<String>> asked = new CopyOnWriteArrayList<>();
+        List<Boolean> resends = new CopyOnWriteArrayList<>();
         router.server.proxy().dispatchHook(req -> {
             asked.add(req.usableBackends());
+            resends.add(req.resend());
             return new DispatchPlan(req.usableBackends(), Map.of("x-dynamo-worker-instance-id", "" + asked.size()),
                     Map.of(), "pinned", "refused by the shim", "pin_refused", outcomes::add);
         });
@@ -203,11 +211,83 @@ class IngressSeamTest {
         assertThat(asked).hasSize(2);
         assertThat(asked.get(0)).containsExactly("a", "b");
         assertThat(asked.get(1)).hasSize(1);
+        assertThat(resends).as("the retry's ask is marked as a resend").containsExactly(false, true);
         TestUpstream retried = asked.get(1).get(0).equals("a") ? a : b;
         assertThat(retried.completionRequests().get(0).headers()).containsEntry("x-dynamo-worker-instance-id", List.of("2"));
         assertThat((retried == a ? b : a).completionRequests().get(0).headers())
                 .containsEntry("x-dynamo-worker-instance-id", List.of("1"));
         assertThat(outcomes).containsExactly(DispatchPlan.Outcome.RESENT, DispatchPlan.Outcome.FAILED);
+    }
+
+    /** A hook that answers {@link DispatchHook.Later} with a future the test completes. */
+    private final List<CompletableFuture<@Nullable DispatchPlan>> pending = new CopyOnWriteArrayList<>();
+    private final List<DispatchPlan.Outcome> outcomes = new CopyOnWriteArrayList<>();
+
+    private void laterHook() {
+        router.server.proxy().dispatchHook(req -> {
+            CompletableFuture<@Nullable DispatchPlan> f = new CompletableFuture<>();
+            pending.add(f);
+            return new DispatchHook.Later(f);
+        });
+    }
+
+    private DispatchPlan plan(List<String> backends, String pin) {
+        return new DispatchPlan(backends, Map.of("x-dynamo-worker-instance-id", pin), Map.of(), "pinned",
+                "refused by the shim", "pin_refused", outcomes::add);
+    }
+
+    @Test
+    void aRetryWaitsForItsFreshPlanWhenTheHookAnswersLater() throws Exception {
+        start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
+                .disaggregated(true));
+        laterHook();
+        a.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+        b.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+
+        CompletableFuture<HttpResponse<String>> res = CompletableFuture.supplyAsync(
+                () -> router.post("/echo", "{\"model\":\"m\",\"say\":\"hello\"}"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> pending.size() == 1);
+        pending.get(0).complete(plan(List.of("a", "b"), "1"));
+        // The first send answered 503; its retry asks again and sends nothing until that plan is made.
+        await().atMost(Duration.ofSeconds(10)).until(() -> pending.size() == 2);
+        TestUpstream first = a.completionCount() == 1 ? a : b;
+        TestUpstream retried = first == a ? b : a;
+        assertThat(retried.completionCount()).isZero();
+        assertThat(res).isNotDone();
+        pending.get(1).complete(plan(List.of(retried.name()), "2"));
+
+        assertThat(res.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(502);
+        assertThat(first.completionRequests().get(0).headers()).containsEntry("x-dynamo-worker-instance-id", List.of("1"));
+        assertThat(retried.completionRequests()).singleElement().satisfies(r ->
+                assertThat(r.headers()).containsEntry("x-dynamo-worker-instance-id", List.of("2")));
+        assertThat(outcomes).containsExactly(DispatchPlan.Outcome.RESENT, DispatchPlan.Outcome.FAILED);
+    }
+
+    @Test
+    void aRetrysPlanThatArrivesAfterTheClientLeftIsAbandoned() throws Exception {
+        start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
+                .disaggregated(true));
+        laterHook();
+        a.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+        b.defaultReply(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}"));
+        byte[] body = "{\"model\":\"m\",\"say\":\"hello\"}".getBytes(StandardCharsets.UTF_8);
+        try (Socket s = new Socket("127.0.0.1", router.port)) {
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /echo HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            await().atMost(Duration.ofSeconds(10)).until(() -> pending.size() == 1);
+            pending.get(0).complete(plan(List.of("a", "b"), "1"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> pending.size() == 2);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.equals(List.of(DispatchPlan.Outcome.ABANDONED)));
+
+        pending.get(1).complete(plan(List.of("a", "b"), "2"));
+
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                outcomes.equals(List.of(DispatchPlan.Outcome.ABANDONED, DispatchPlan.Outcome.ABANDONED)));
+        assertThat(a.completionCount() + b.completionCount()).as("the retry was never sent").isEqualTo(1);
     }
 
     @Test

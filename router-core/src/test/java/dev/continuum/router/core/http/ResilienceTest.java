@@ -7,12 +7,16 @@ import dev.continuum.router.core.config.CircuitBreakerConfig;
 import dev.continuum.router.core.config.RetryConfig;
 import dev.continuum.router.core.proxy.CircuitState;
 import dev.continuum.router.core.proxy.HealthState;
+import dev.continuum.router.core.proxy.ProxyOptions;
+import dev.continuum.router.core.proxy.VirtualTimer;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestUpstream;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -178,13 +182,19 @@ class ResilienceTest {
     }
 
     @Test
-    void answers504WhenTheUpstreamIsTooSlow() {
+    void answers504WhenTheUpstreamIsTooSlow() throws Exception {
+        VirtualTimer timer = new VirtualTimer();
         router = RouterHarness.start(ConfigBuilder.create()
                 .backend(ConfigBuilder.backendConfig("a", a.baseUrl(), 1, null, Duration.ofMillis(200), true, false, "m"))
-                .build());
-        a.enqueue(Reply.delayed(Duration.ofSeconds(3), Reply.echo()));
+                .build(), s -> s.proxyOptions(ProxyOptions.defaults().withTimer(timer)));
+        a.enqueue(Reply.delayed(Duration.ofMinutes(10), Reply.echo()));
 
-        HttpResponse<String> res = router.chat("m");
+        CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(() -> router.chat("m"));
+        // The backend's own timeout is the attempt's bound; it fires when the (virtual) time passes it.
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.completionCount() == 1
+                && timer.nextDue().equals(Optional.of(Duration.ofMillis(200))));
+        timer.advance(Duration.ofMillis(200));
+        HttpResponse<String> res = pending.get(10, TimeUnit.SECONDS);
 
         assertThat(res.statusCode()).isEqualTo(504);
         assertThat(res.body()).contains("gateway_timeout");

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import dev.continuum.router.testing.LogCapture;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +36,11 @@ class LifecycleTest {
             return failStart
                     ? CompletableFuture.failedFuture(new IllegalStateException(name + " cannot bind"))
                     : CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        protected String lifecycleName() {
+            return name;
         }
 
         @Override
@@ -89,6 +96,28 @@ class LifecycleTest {
         assertThat(stack.stopAll()).isDone();
         assertThatThrownBy(() -> stack.push(new Recording("late", journal, false)))
                 .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void aNestedStackLogsAtDebugUnderItsOwnersNameSoTheLogShowsOneStack() {
+        List<String> journal = new ArrayList<>();
+        try (LogCapture stacks = LogCapture.of(LifecycleStack.class); LogCapture owner = LogCapture.of(Owner.class)) {
+            LifecycleStack outer = new LifecycleStack();
+            LifecycleStack inner = LifecycleStack.nested(Owner.class);
+            outer.push(new Recording("encoder", journal, false));
+            inner.push(new Recording("render pool", journal, false));
+            inner.stopAll().join();
+            outer.stopAll().join();
+
+            assertThat(stacks.messages(Level.INFO)).containsExactly("started encoder", "stopped encoder");
+            assertThat(stacks.all()).noneMatch(m -> m.contains("render pool"));
+            assertThat(owner.messages(Level.DEBUG)).containsExactly("started part render pool", "stopped part render pool");
+            assertThat(owner.messages(Level.INFO)).isEmpty();
+        }
+    }
+
+    /** Stands for a component that keeps a stack of its own parts. */
+    private static final class Owner {
     }
 
     @Test

@@ -70,8 +70,7 @@ public final class KvDispatchHook implements DispatchHook {
         }
         // The request's body is borrowed for this call only: the encoder and the plan get a copy.
         byte[] body = ByteBufUtil.getBytes(request.body());
-        DispatchRequest copy = new DispatchRequest(request.model(), request.stream(), request.usableBackends(),
-                Unpooled.wrappedBuffer(body), request.estimatedPromptTokens());
+        DispatchRequest copy = request.withBody(Unpooled.wrappedBuffer(body));
         return new Later(encoder.encode(ready.artifacts(), body)
                 .thenApply(encoding -> planEncoded(copy, body, encoding, ready, kv)));
     }

@@ -42,7 +42,7 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     /** By {@link PromptEncoding.Reason#ordinal()}. */
     private final Counter[] failures;
     private final Map<String, Counter> loads = new ConcurrentHashMap<>();
-    private final LifecycleStack stack = new LifecycleStack();
+    private final LifecycleStack stack = LifecycleStack.nested(HuggingFacePromptEncoder.class);
 
     /** Defaults: the global meter registry, the system clock, DJL's native library under the temp directory. */
     public HuggingFacePromptEncoder(PromptLimits limits) {
