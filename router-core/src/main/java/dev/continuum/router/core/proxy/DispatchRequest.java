@@ -3,6 +3,7 @@ package dev.continuum.router.core.proxy;
 import io.netty.buffer.ByteBuf;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link DispatchHook} sees of one request.
@@ -14,13 +15,29 @@ import java.util.Objects;
  *                       order
  * @param body           the body as every attempt will send it (an ingress's conversion done, client
  *                       {@code nvext} routing fields already removed);
- *                       borrowed: valid only during the call, never retained or released by the hook
+ *                       borrowed: valid only during the call, never retained or released by the hook; the
+ *                       backends' own rewrites ({@code rewrites}) are not applied yet
+ * @param rewrites       the rewrite each backend's copy of the body gets before it is sent (a plan's pinned body
+ *                       is sent as the hook made it, so it must carry the rewrite already)
+ * @param tenantId       the client's {@code x-tenant-id} header (it names a cache namespace), or null
  */
 public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
-                              long estimatedPromptTokens) {
+                              long estimatedPromptTokens, ChatRewrites rewrites, @Nullable String tenantId) {
     public DispatchRequest {
         Objects.requireNonNull(model, "model");
         usableBackends = List.copyOf(usableBackends);
         Objects.requireNonNull(body, "body");
+        Objects.requireNonNull(rewrites, "rewrites");
+    }
+
+    /** A request whose body no backend rewrites, without a tenant. */
+    public DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
+                           long estimatedPromptTokens) {
+        this(model, stream, usableBackends, body, estimatedPromptTokens, ChatRewrites.NONE, null);
+    }
+
+    /** This request with another body (a copy the hook made), everything else the same. */
+    public DispatchRequest withBody(ByteBuf other) {
+        return new DispatchRequest(model, stream, usableBackends, other, estimatedPromptTokens, rewrites, tenantId);
     }
 }

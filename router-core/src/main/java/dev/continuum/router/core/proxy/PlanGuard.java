@@ -79,7 +79,7 @@ final class PlanGuard {
      * completes), or null = standard routing (no plan, a failing hook, or no usable backend).
      */
     static DispatchHook.@Nullable Answer ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates,
-            ByteBuf body) {
+            ByteBuf body, HookContext context) {
         List<String> usable = new ArrayList<>(candidates.size());
         for (Backend c : candidates) {
             if (c.available()) {
@@ -89,7 +89,7 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        return askHook(hook, p, usable, body);
+        return askHook(hook, p, usable, body, context);
     }
 
     /**
@@ -109,10 +109,10 @@ final class PlanGuard {
     }
 
     private static DispatchHook.@Nullable Answer askHook(DispatchHook hook, ParsedRequest p, List<String> usable,
-            ByteBuf body) {
+            ByteBuf body, HookContext context) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens()));
+                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId()));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;
@@ -129,12 +129,12 @@ final class PlanGuard {
      * for here, between two attempts on the event loop: that retry keeps the previous send's pins, and the late
      * plan is ended {@link DispatchPlan.Outcome#ABANDONED} when it arrives (docs/request-path.md).
      */
-    boolean repin(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
+    boolean repin(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body, HookContext context) {
         if (!planUsed) {
             planUsed = true;
             return true;
         }
-        DispatchHook.Answer answer = askHook(hook, p, List.of(backend.name()), body);
+        DispatchHook.Answer answer = askHook(hook, p, List.of(backend.name()), body, context);
         if (answer instanceof DispatchHook.Later later) {
             later.plan().whenComplete((late, failure) -> abandoned(failure == null ? late : null));
             return true;
@@ -151,6 +151,10 @@ final class PlanGuard {
         plan = next;
         ended = false;
         return true;
+    }
+
+    /** What the hook learns about a request besides its body: the backends' rewrites and the tenant. */
+    record HookContext(ChatRewrites rewrites, @Nullable String tenantId) {
     }
 
     /** A plan that arrived after its request ended (the client left while it was made). */

@@ -20,6 +20,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
@@ -72,6 +73,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ProxyExchange implements RelayControl, Attempt.Events {
     private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
+    private static final AsciiString X_TENANT_ID = AsciiString.cached("x-tenant-id");
 
     private final DefaultProxyService service;
     private final ProxyState state;
@@ -87,6 +89,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     /** What is sent upstream: the client's body, or a converted or stripped copy ({@link #ownsBody}). */
     private ByteBuf body;
     private boolean ownsBody;
+    /** The chat body's per-backend rewrites ({@code global_prompts}), or null when the config has none. */
+    private @Nullable ChatBodies chatBodies;
     private @Nullable Candidates candidates;
     /**
      * The hook's plan for this request, or null on the standard path. On the chat route it is never re-made on
@@ -158,7 +162,13 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         parsed = q.parsed();
         body = q.body();
         ownsBody = q.ownsBody();
-        DispatchHook.Answer answer = hook == null ? null : PlanGuard.ask(hook, q.parsed(), q.candidates(), body);
+        ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state.config) : null;
+        if (cb != null) {
+            cb.model(q.parsed().model());
+        }
+        chatBodies = cb;
+        DispatchHook.Answer answer = hook == null ? null
+                : PlanGuard.ask(hook, q.parsed(), q.candidates(), body, hookContext());
         if (answer instanceof DispatchHook.Later later) {
             awaitPlan(later, q.candidates(), c);
             return;
@@ -295,7 +305,12 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         }
         DispatchHook hook = service.dispatchHook();
         ParsedRequest p = parsed;
-        return hook != null && p != null && g.repin(hook, p, a.backend, body);
+        return hook != null && p != null && g.repin(hook, p, a.backend, body, hookContext());
+    }
+
+    private PlanGuard.HookContext hookContext() {
+        ChatBodies cb = chatBodies;
+        return new PlanGuard.HookContext(cb == null ? ChatRewrites.NONE : cb, request.headers().get(X_TENANT_ID));
     }
 
     /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
@@ -346,7 +361,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         Map<String, String> pins = g == null ? Map.of() : g.pinHeaders();
         DispatchPlan.PinnedBody pinnedBody = g == null ? null : g.pinnedBody();
         // A plan's own body replaces the request's on its path only (a fallback sends the request's again).
-        ByteBuf out = pinnedBody == null ? body : Unpooled.wrappedBuffer(pinnedBody.bytes());
+        // Off the plan's path, the backend's own rewrites (global_prompts); a plan's body carries them already.
+        ChatBodies cb = chatBodies;
+        ByteBuf out = pinnedBody != null ? Unpooled.wrappedBuffer(pinnedBody.bytes())
+                : cb == null ? body : cb.bodyFor(a.backend.config(), body);
         Admission.Caller c = caller;
         try {
             return UpstreamRequestFactory.build(request.headers(), request.method(),
@@ -654,6 +672,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
             parsed = p.withModel(next.model());
         }
         fallbackModel = next.model();
+        ChatBodies cb = chatBodies;
+        if (cb != null) {
+            cb.model(next.model());
+        }
         service.metrics.fellBack(reason);
         if (log.isDebugEnabled()) {
             log.debug("model fallback to {} ({})", LogSafe.escape(next.model()), reason.label());
