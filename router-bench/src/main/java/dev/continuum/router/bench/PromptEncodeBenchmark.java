@@ -1,9 +1,11 @@
 package dev.continuum.router.bench;
 
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.huggingface.tokenizers.jni.TokenizersLibrary;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptArtifacts;
 import dev.continuum.router.kv.prompt.PromptEncoding;
@@ -29,8 +31,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 35 user/assistant turns with
  * code, Markdown and non-ASCII text, two tool definitions): {@code encode} is the router's whole path (parse the
  * body, render Qwen3's chat template, tokenize, on the encoder's render pool, the caller waiting);
- * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the floor the
- * pipeline is measured against. Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
+ * {@code encodeAndHash} adds the block hashes the dispatch hook computes (block size 16, a cache salt);
+ * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the baseline the
+ * goal names; {@code idsOnlyEncode} is the same native call reading back only the token IDs, as the pipeline
+ * tokenizes (DJL's {@code encode} also builds every token's string, span and masks). Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
  * set (bin/npm-fixtures). Run with {@code -bm sample} for p50/p99 and {@code -prof gc} for bytes per request
  * (docs/benchmarks.md, "Prompt encoding").
  */
@@ -43,6 +47,7 @@ public class PromptEncodeBenchmark {
     private byte[] body;
     private HuggingFaceTokenizer bare;
     private String rendered;
+    private final BlockHasher hasher = BlockHasher.of(null, "tenant-a");
 
     @Setup
     public void setup() throws Exception {
@@ -86,8 +91,24 @@ public class PromptEncodeBenchmark {
     }
 
     @Benchmark
+    public long[] encodeAndHash() {
+        PromptEncoding e = encoder.encode(artifacts, body).join();
+        return hasher.blockHashes(((PromptEncoding.Tokens) e).ids(), 16);
+    }
+
+    @Benchmark
     public long[] bareEncode() {
         return bare.encode(rendered, false, false).getIds();
+    }
+
+    @Benchmark
+    public long[] idsOnlyEncode() {
+        long encoding = TokenizersLibrary.LIB.encode(bare.getHandle(), rendered, false);
+        try {
+            return TokenizersLibrary.LIB.getTokenIds(encoding);
+        } finally {
+            TokenizersLibrary.LIB.deleteEncoding(encoding);
+        }
     }
 
     private static byte[] conversation() throws Exception {
