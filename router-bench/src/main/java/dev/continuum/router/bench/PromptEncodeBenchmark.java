@@ -14,6 +14,7 @@ import dev.continuum.router.testing.NpmFixtures;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
@@ -55,7 +56,14 @@ public class PromptEncodeBenchmark {
         artifacts = new PromptArtifacts("qwen3-bench", models.resolve("tokenizer.json"),
                 Optional.of(models.resolve("tokenizer_config.json")), Optional.empty());
         body = conversation();
-        encoder = new HuggingFacePromptEncoder(PromptLimits.defaults(), new SimpleMeterRegistry(), System::nanoTime,
+        // The work, not the fallbacks: on a loaded machine the default 20 ms permit wait would turn some
+        // samples into instant render_unavailable answers.
+        PromptLimits d = PromptLimits.defaults();
+        PromptLimits patient = new PromptLimits(d.renderPermits(), Duration.ofSeconds(10), Duration.ofSeconds(30),
+                d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
+                d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
+                d.loadRetry());
+        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
                 Files.createTempDirectory("bench-djl"));
         encoder.start().join();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -87,13 +95,19 @@ public class PromptEncodeBenchmark {
 
     @Benchmark
     public PromptEncoding encode() {
-        return encoder.encode(artifacts, body).join();
+        return tokens(encoder.encode(artifacts, body).join());
     }
 
     @Benchmark
     public long[] encodeAndHash() {
-        PromptEncoding e = encoder.encode(artifacts, body).join();
-        return hasher.blockHashes(((PromptEncoding.Tokens) e).ids(), 16);
+        return hasher.blockHashes(tokens(encoder.encode(artifacts, body).join()).ids(), 16);
+    }
+
+    private static PromptEncoding.Tokens tokens(PromptEncoding e) {
+        if (e instanceof PromptEncoding.Tokens t) {
+            return t;
+        }
+        throw new IllegalStateException("the pipeline fell back: " + e);
     }
 
     @Benchmark
