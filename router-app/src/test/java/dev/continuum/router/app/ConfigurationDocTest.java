@@ -32,8 +32,9 @@ class ConfigurationDocTest {
     private static final Pattern HEADING = Pattern.compile("^### `([a-z_.]+)`.*$", Pattern.MULTILINE);
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`]+)`");
     private static final Pattern WORD = Pattern.compile("[a-z][a-z0-9_]*");
-    /** Maps whose keys are the user's data (client model IDs), not config keys. */
-    private static final Set<String> FREE_FORM_MAPS = Set.of("dynamo.shim.model_map", "fallback.fallback_chains");
+    /** Maps whose keys are the user's data (client model IDs, backend names), not config keys. */
+    private static final Set<String> FREE_FORM_MAPS = Set.of("dynamo.shim.model_map", "fallback.fallback_chains",
+            "global_prompts.backends", "global_prompts.models");
 
     @Test
     void everyReadbackKeyIsDocumentedUnderItsSection() throws Exception {

@@ -1,9 +1,11 @@
 package dev.continuum.router.bench;
 
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.huggingface.tokenizers.jni.TokenizersLibrary;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptArtifacts;
 import dev.continuum.router.kv.prompt.PromptEncoding;
@@ -12,6 +14,7 @@ import dev.continuum.router.testing.NpmFixtures;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
@@ -29,8 +32,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 35 user/assistant turns with
  * code, Markdown and non-ASCII text, two tool definitions): {@code encode} is the router's whole path (parse the
  * body, render Qwen3's chat template, tokenize, on the encoder's render pool, the caller waiting);
- * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the floor the
- * pipeline is measured against. Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
+ * {@code encodeAndHash} adds the block hashes the dispatch hook computes (block size 16, a cache salt);
+ * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the baseline the
+ * goal names; {@code idsOnlyEncode} is the same native call reading back only the token IDs, as the pipeline
+ * tokenizes (DJL's {@code encode} also builds every token's string, span and masks). Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
  * set (bin/npm-fixtures). Run with {@code -bm sample} for p50/p99 and {@code -prof gc} for bytes per request
  * (docs/benchmarks.md, "Prompt encoding").
  */
@@ -43,6 +48,7 @@ public class PromptEncodeBenchmark {
     private byte[] body;
     private HuggingFaceTokenizer bare;
     private String rendered;
+    private final BlockHasher hasher = BlockHasher.of(null, "tenant-a");
 
     @Setup
     public void setup() throws Exception {
@@ -50,7 +56,14 @@ public class PromptEncodeBenchmark {
         artifacts = new PromptArtifacts("qwen3-bench", models.resolve("tokenizer.json"),
                 Optional.of(models.resolve("tokenizer_config.json")), Optional.empty());
         body = conversation();
-        encoder = new HuggingFacePromptEncoder(PromptLimits.defaults(), new SimpleMeterRegistry(), System::nanoTime,
+        // The work, not the fallbacks: on a loaded machine the default 20 ms permit wait would turn some
+        // samples into instant render_unavailable answers.
+        PromptLimits d = PromptLimits.defaults();
+        PromptLimits patient = new PromptLimits(d.renderPermits(), Duration.ofSeconds(10), Duration.ofSeconds(30),
+                d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
+                d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
+                d.loadRetry());
+        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
                 Files.createTempDirectory("bench-djl"));
         encoder.start().join();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -82,12 +95,34 @@ public class PromptEncodeBenchmark {
 
     @Benchmark
     public PromptEncoding encode() {
-        return encoder.encode(artifacts, body).join();
+        return tokens(encoder.encode(artifacts, body).join());
+    }
+
+    @Benchmark
+    public long[] encodeAndHash() {
+        return hasher.blockHashes(tokens(encoder.encode(artifacts, body).join()).ids(), 16);
+    }
+
+    private static PromptEncoding.Tokens tokens(PromptEncoding e) {
+        if (e instanceof PromptEncoding.Tokens t) {
+            return t;
+        }
+        throw new IllegalStateException("the pipeline fell back: " + e);
     }
 
     @Benchmark
     public long[] bareEncode() {
         return bare.encode(rendered, false, false).getIds();
+    }
+
+    @Benchmark
+    public long[] idsOnlyEncode() {
+        long encoding = TokenizersLibrary.LIB.encode(bare.getHandle(), rendered, false);
+        try {
+            return TokenizersLibrary.LIB.getTokenIds(encoding);
+        } finally {
+            TokenizersLibrary.LIB.deleteEncoding(encoding);
+        }
     }
 
     private static byte[] conversation() throws Exception {

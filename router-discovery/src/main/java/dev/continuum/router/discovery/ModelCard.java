@@ -23,6 +23,7 @@ import org.jspecify.annotations.Nullable;
  *                            {@code version} or {@code release})
  * @param rawCard             the card as the worker wrote it, byte for byte; null when it exceeded
  *                            {@code MAX_RETAINED_CARD_BYTES} (the typed subset is kept regardless)
+ * @param loraName            {@code lora.name} of a LoRA adapter's card (it seeds the KV block hashes), or null
  */
 public record ModelCard(
         @Nullable String model,
@@ -35,11 +36,21 @@ public record ModelCard(
         @Nullable DisaggregatedEndpoint disaggregatedEndpoint,
         CardArtifacts artifacts,
         @Nullable String release,
-        @Nullable String rawCard) {
+        @Nullable String rawCard,
+        @Nullable String loraName) {
 
     public ModelCard {
         Objects.requireNonNull(capacity, "capacity");
         Objects.requireNonNull(artifacts, "artifacts");
+    }
+
+    /** The card of a base model (no LoRA adapter). */
+    public ModelCard(@Nullable String model, @Nullable String workerType, boolean prefillFlag,
+            @Nullable Integer kvCacheBlockSize, WorkerCapacity capacity, @Nullable Integer dataParallelStartRank,
+            @Nullable Integer dataParallelSize, @Nullable DisaggregatedEndpoint disaggregatedEndpoint,
+            CardArtifacts artifacts, @Nullable String release, @Nullable String rawCard) {
+        this(model, workerType, prefillFlag, kvCacheBlockSize, capacity, dataParallelStartRank, dataParallelSize,
+                disaggregatedEndpoint, artifacts, release, rawCard, null);
     }
 
     /** Capacities a worker advertises; each is null when the card does not say. */

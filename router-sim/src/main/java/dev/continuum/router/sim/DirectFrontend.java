@@ -187,6 +187,7 @@ public final class DirectFrontend implements AutoCloseable {
     /** The last {@link #MAX_RECORDED} accepted chat requests, oldest first. */
     private final ArrayDeque<ReceivedChat> receivedChats = new ArrayDeque<>();
     private volatile Engine engine = immediate(InFlight.NONE);
+    private volatile @Nullable TokenDataCheck tokenDataCheck;
     /** Set once, right after bind, before {@link #start} returns. */
     private @Nullable Channel channel;
 
@@ -238,6 +239,16 @@ public final class DirectFrontend implements AutoCloseable {
     /** The engine that paces the accepted requests (a {@link SimFleet}'s workers); replaces the previous one. */
     public void engine(Engine next) {
         this.engine = next;
+    }
+
+    /**
+     * From now on, a chat body carrying {@code nvext.token_data} is served only when the IDs equal
+     * {@code reference}'s tokenization of that body (else 400); the returned check counts what it saw.
+     */
+    public TokenDataCheck verifyTokenData(TokenDataReference reference) {
+        TokenDataCheck check = new TokenDataCheck(reference);
+        tokenDataCheck = check;
+        return check;
     }
 
     /** One chat completion the emulator accepted: its headers (lower-case names) and body, as received. */
@@ -383,6 +394,13 @@ public final class DirectFrontend implements AutoCloseable {
             if (refusal != null) {
                 respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR,
                         "{\"error\":{\"message\":\"" + refusal + "\",\"type\":\"internal_error\",\"code\":500}}");
+                return;
+            }
+            TokenDataCheck check = frontend.tokenDataCheck;
+            String wrongTokens = check == null ? null : check.refusal(request.content().toString(StandardCharsets.UTF_8));
+            if (wrongTokens != null) {
+                respond(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, "{\"error\":{\"message\":"
+                        + DynamoJson.str(wrongTokens) + ",\"type\":\"invalid_request_error\",\"code\":400}}");
                 return;
             }
             long decode = requirePin(request.headers(), "x-dynamo-worker-instance-id", "x-worker-instance-id");

@@ -1,5 +1,6 @@
 package dev.continuum.router.core.config;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -19,6 +20,9 @@ import org.jspecify.annotations.Nullable;
  *                 only internal dispatch (for example the Dynamo shim path) sends to them
  * @param healthCheck {@code health_check}: this backend's probe settings (the global {@code health_checks}
  *                 with the keys written here replaced), or null to use the global ones
+ * @param requiresSingleLeadingSystem {@code requires_single_leading_system}: chat bodies sent here get their
+ *                 system messages merged into one leading system message (for chat templates that refuse any
+ *                 other shape); left out of the readback when false
  */
 public record BackendConfig(
         String name,
@@ -31,16 +35,24 @@ public record BackendConfig(
         @Nullable Duration timeout,
         boolean enabled,
         boolean internal,
-        @Nullable HealthCheckConfig healthCheck) {
+        @Nullable HealthCheckConfig healthCheck,
+        @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean requiresSingleLeadingSystem) {
 
     public BackendConfig {
         models = List.copyOf(models);
     }
 
+    /** A backend that takes chat bodies as they are. */
+    public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
+                         @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal,
+                         @Nullable HealthCheckConfig healthCheck) {
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, healthCheck, false);
+    }
+
     /** A backend probed with the global {@code health_checks}. */
     public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
                          @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal) {
-        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, null);
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, null, false);
     }
 
     /** The probe settings of this backend: its own {@code health_check}, else {@code global}. */

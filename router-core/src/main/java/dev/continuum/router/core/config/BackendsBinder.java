@@ -77,6 +77,7 @@ final class BackendsBinder {
         }
         boolean enabled = n.get("enabled").asBool(true);
         boolean internal = n.get("internal").asBool(false);
+        boolean singleLeadingSystem = n.get("requires_single_leading_system").asBool(false);
         ConfigNode perBackendHealth = n.get("health_check");
         HealthCheckConfig health = null;
         if (perBackendHealth.kind() == ConfigNode.Kind.MAP) {
@@ -87,7 +88,8 @@ final class BackendsBinder {
         if (name == null || name.isEmpty()) {
             return null;
         }
-        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, health);
+        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, health,
+                singleLeadingSystem);
     }
 
     private static BackendType type(ConfigNode node) {

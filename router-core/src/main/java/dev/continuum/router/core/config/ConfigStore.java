@@ -296,6 +296,10 @@ public final class ConfigStore extends StartStopSupport {
         if (keys != null) {
             files.add(keys);
         }
+        GlobalPromptsConfig prompts = current.globalPrompts();
+        if (prompts != null) {
+            files.addAll(prompts.files()); // prompt files reload like the config itself
+        }
         return files;
     }
 

@@ -45,6 +45,7 @@ final class ReloadPlanner {
             new Field<>("timeouts", RouterConfig::timeouts, ReloadClass.IMMEDIATE),
             new Field<>("fallback", RouterConfig::fallback, ReloadClass.IMMEDIATE),
             new Field<>("consistent_hash", RouterConfig::consistentHash, ReloadClass.IMMEDIATE),
+            new Field<>("global_prompts", RouterConfig::globalPrompts, ReloadClass.IMMEDIATE),
             new Field<>("dynamo.enabled", c -> c.dynamo().enabled(), ReloadClass.RESTART_SUBSYSTEM));
 
     private ReloadPlanner() {

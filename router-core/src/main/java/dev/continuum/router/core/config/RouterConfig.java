@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
  * The whole validated configuration. Immutable: a reload builds a new one and swaps it in.
  *
  * @param consistentHash the {@code ConsistentHash} settings; null (and left out of the readback) with another strategy
+ * @param globalPrompts  {@code global_prompts}; null (and left out of the readback) when the section is absent
  * @param source the file it was read from, or null for built-in defaults / an in-memory document
  */
 public record RouterConfig(
@@ -29,10 +30,22 @@ public record RouterConfig(
         TimeoutsConfig timeouts,
         FallbackConfig fallback,
         @Nullable ConsistentHashConfig consistentHash,
+        @Nullable GlobalPromptsConfig globalPrompts,
         @JsonIgnore @Nullable Path source) {
 
     public RouterConfig {
         backends = List.copyOf(backends);
+    }
+
+    /** Every section but {@code global_prompts} (absent). */
+    public RouterConfig(ServerConfig server, List<BackendConfig> backends, SelectionStrategy selectionStrategy,
+                        HealthCheckConfig healthChecks, CircuitBreakerConfig circuitBreaker, RetryConfig retry,
+                        RateLimitingConfig rateLimiting, ApiKeysConfig apiKeys, AdminConfig admin,
+                        DisaggregatedServingConfig disaggregatedServing, LoggingConfig logging, MetricsConfig metrics,
+                        DynamoConfig dynamo, TimeoutsConfig timeouts, FallbackConfig fallback,
+                        @Nullable ConsistentHashConfig consistentHash, @Nullable Path source) {
+        this(server, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting, apiKeys, admin,
+                disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, null, source);
     }
 
     /** The sections every build had, with {@code timeouts}, {@code fallback} and {@code consistent_hash} at their defaults. */
@@ -43,7 +56,7 @@ public record RouterConfig(
                         DynamoConfig dynamo, @Nullable Path source) {
         this(server, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting, apiKeys, admin,
                 disaggregatedServing, logging, metrics, dynamo, TimeoutsConfig.defaults(), FallbackConfig.defaults(),
-                null, source);
+                null, null, source);
     }
 
     /** Every section at its default and no backend: what an empty YAML document yields. */
@@ -61,11 +74,13 @@ public record RouterConfig(
 
     public RouterConfig withServer(ServerConfig s) {
         return new RouterConfig(s, backends, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash,
+                globalPrompts, source);
     }
 
     public RouterConfig withBackends(List<BackendConfig> b) {
         return new RouterConfig(server, b, selectionStrategy, healthChecks, circuitBreaker, retry, rateLimiting,
-                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
+                apiKeys, admin, disaggregatedServing, logging, metrics, dynamo, timeouts, fallback, consistentHash,
+                globalPrompts, source);
     }
 }

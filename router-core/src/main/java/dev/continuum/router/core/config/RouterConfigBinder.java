@@ -12,8 +12,7 @@ import org.jspecify.annotations.Nullable;
 final class RouterConfigBinder {
     static final String NO_EFFECT = "accepted for compatibility; has no effect in this build";
     /** Sections of the Rust router that this build reads without acting on them. */
-    static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "global_prompts",
-            "tracing", "caching", "kv_cache_index", "files", "acp", "smart_routing",
+    static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "tracing", "caching", "kv_cache_index", "files", "acp", "smart_routing",
             "guardrails");
 
     private RouterConfigBinder() {
@@ -49,8 +48,10 @@ final class RouterConfigBinder {
         TimeoutsConfig timeouts = DropInBinders.timeouts(root.get("timeouts"));
         FallbackConfig fallback = DropInBinders.fallback(root.get("fallback"));
         @Nullable ConsistentHashConfig consistentHash = DropInBinders.consistentHash(root.get("consistent_hash"), strategy);
+        GlobalPromptsConfig globalPrompts = GlobalPromptsBinder.bind(root.get("global_prompts"), backends, ctx);
         RouterConfig config = new RouterConfig(server, backends, strategy, health, breaker, retry, rateLimiting,
-                apiKeys, admin, disaggregated, logging, metrics, dynamo, timeouts, fallback, consistentHash, source);
+                apiKeys, admin, disaggregated, logging, metrics, dynamo, timeouts, fallback, consistentHash,
+                globalPrompts, source);
         CrossChecks.run(config, ctx);
         DropInBinders.checkChains(fallback, backends, ctx.problems);
         root.reportUnknownKeys();

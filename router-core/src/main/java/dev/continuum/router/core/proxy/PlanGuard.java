@@ -79,7 +79,7 @@ final class PlanGuard {
      * (no plan, a failing hook, or no usable backend). {@link SendPlanner} waits for it.
      */
     static DispatchHook.@Nullable Answer ask(DispatchHook hook, ParsedRequest p, List<Backend> candidates,
-            ByteBuf body) {
+            ByteBuf body, HookContext context) {
         List<String> usable = new ArrayList<>(candidates.size());
         for (Backend c : candidates) {
             if (c.available()) {
@@ -89,7 +89,7 @@ final class PlanGuard {
         if (usable.isEmpty()) {
             return null;
         }
-        return askHook(hook, p, usable, body, false);
+        return askHook(hook, p, usable, body, context, false);
     }
 
     /**
@@ -109,10 +109,10 @@ final class PlanGuard {
     }
 
     private static DispatchHook.@Nullable Answer askHook(DispatchHook hook, ParsedRequest p, List<String> usable,
-            ByteBuf body, boolean resend) {
+            ByteBuf body, HookContext context, boolean resend) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens(), resend));
+                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId(), resend));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;
@@ -133,8 +133,9 @@ final class PlanGuard {
     }
 
     /** A later send's ask: the same body, narrowed to the {@code backend} that send goes to. */
-    static DispatchHook.@Nullable Answer askAgain(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body) {
-        return askHook(hook, p, List.of(backend.name()), body, true);
+    static DispatchHook.@Nullable Answer askAgain(DispatchHook hook, ParsedRequest p, Backend backend, ByteBuf body,
+            HookContext context) {
+        return askHook(hook, p, List.of(backend.name()), body, context, true);
     }
 
     /**
@@ -155,6 +156,10 @@ final class PlanGuard {
         plan = next;
         ended = false;
         return true;
+    }
+
+    /** What the hook learns about a request besides its body: the backends' rewrites and the tenant. */
+    record HookContext(ChatRewrites rewrites, @Nullable String tenantId) {
     }
 
     /** A plan that arrived after its request ended (the client left while it was made). */

@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.List;
@@ -46,6 +47,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.Sends, RequestTimeouts.Expiry {
     private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
+    private static final AsciiString X_TENANT_ID = AsciiString.cached("x-tenant-id");
 
     private final DefaultProxyService service;
     private final ProxyState state;
@@ -60,6 +62,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     private Admission.@Nullable Caller caller;
     /** The request's standard candidates (a plan narrows them; a fallback tries what is left of them). */
     private List<Backend> standard = List.of();
+    /** The chat body's per-backend rewrites ({@code global_prompts}), or null when the config has none. */
+    private @Nullable ChatBodies chatBodies;
     private @Nullable Candidates candidates;
     /** The request's plan, or null on the standard path; behind a converting ingress each send adopts a fresh one. */
     private @Nullable PlanGuard guard;
@@ -118,10 +122,15 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         Admission.Request q = (Admission.Request) r;
         out.admitted(q);
         standard = q.candidates();
+        ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state.config) : null;
+        if (cb != null) {
+            cb.model(q.parsed().model());
+        }
+        chatBodies = cb;
         if (hook == null) {
             planned(null);
         } else {
-            SendPlanner.first(hook, q.parsed(), standard, out.body(), loop, this);
+            SendPlanner.first(hook, q.parsed(), standard, out.body(), hookContext(), loop, this);
         }
     }
 
@@ -178,7 +187,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             if (hook == null) {
                 pinnedFailure();
             } else {
-                SendPlanner.again(hook, g, out.parsed(), a, out.body(), loop, this);
+                SendPlanner.again(hook, g, out.parsed(), a, out.body(), hookContext(), loop, this);
             }
             return;
         }
@@ -217,6 +226,12 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
                     "No healthy backend is available for the model '" + OpenAiErrors.clip(out.model()) + "'."));
         }
+    }
+
+    private PlanGuard.HookContext hookContext() {
+        ChatBodies cb = chatBodies;
+        return new PlanGuard.HookContext(cb == null ? ChatRewrites.NONE : cb,
+                client.request().headers().get(X_TENANT_ID));
     }
 
     /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
@@ -260,7 +275,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     public FullHttpRequest upstreamRequest(Attempt a) {
         Admission.Caller c = caller;
         return UpstreamRequestFactory.forAttempt(client, converter, guard, c == null ? null : c.credentialSource(),
-                a.backend, out.body());
+                a.backend, out.body(), chatBodies);
     }
 
     // ---------------------------------------------------------------- upstream events
@@ -484,6 +499,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         Attempt a = attempt;
         if (a != null) {
             a.abandon();
+        }
+        ChatBodies cb = chatBodies;
+        if (cb != null) {
+            cb.model(next.model());
         }
         service.metrics.fellBack(reason);
         candidates = new Candidates(state, next.candidates(), callerOrThrow().bypassLimits(), affinityKey);

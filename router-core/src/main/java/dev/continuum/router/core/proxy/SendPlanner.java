@@ -37,9 +37,9 @@ final class SendPlanner {
     }
 
     /** The first send: the hook sees every usable candidate. */
-    static void first(DispatchHook hook, ParsedRequest p, List<Backend> candidates, ByteBuf body, EventLoop loop,
-            Sends sends) {
-        DispatchHook.Answer answer = PlanGuard.ask(hook, p, candidates, body);
+    static void first(DispatchHook hook, ParsedRequest p, List<Backend> candidates, ByteBuf body,
+            PlanGuard.HookContext context, EventLoop loop, Sends sends) {
+        DispatchHook.Answer answer = PlanGuard.ask(hook, p, candidates, body, context);
         if (answer instanceof DispatchHook.Later later) {
             await(later, loop, sends, null, null);
         } else {
@@ -48,9 +48,9 @@ final class SendPlanner {
     }
 
     /** A later send on the plan's path behind a converting ingress: a fresh plan narrowed to {@code a}'s backend. */
-    static void again(DispatchHook hook, PlanGuard g, ParsedRequest p, Attempt a, ByteBuf body, EventLoop loop,
-            Sends sends) {
-        DispatchHook.Answer answer = PlanGuard.askAgain(hook, p, a.backend, body);
+    static void again(DispatchHook hook, PlanGuard g, ParsedRequest p, Attempt a, ByteBuf body,
+            PlanGuard.HookContext context, EventLoop loop, Sends sends) {
+        DispatchHook.Answer answer = PlanGuard.askAgain(hook, p, a.backend, body, context);
         if (answer instanceof DispatchHook.Later later) {
             await(later, loop, sends, g, a);
         } else {

@@ -35,13 +35,17 @@ final class UpstreamRequestFactory {
      * the request's body again).
      */
     static FullHttpRequest forAttempt(ClientExchange client, @Nullable IngressConverter converter,
-            @Nullable PlanGuard guard, AuthResult.@Nullable CredentialSource credentials, Backend b, ByteBuf body) {
+            @Nullable PlanGuard guard, AuthResult.@Nullable CredentialSource credentials, Backend b, ByteBuf body,
+            @Nullable ChatBodies chatBodies) {
         BackendEndpoint endpoint = b.resources().endpoint;
         String target = converter == null ? endpoint.target(client.path(), client.rawQuery())
                 : endpoint.target(ProxyRoute.CHAT_UPSTREAM_PATH, null);
         Map<String, String> pins = guard == null ? Map.of() : guard.pinHeaders();
         DispatchPlan.PinnedBody pinnedBody = guard == null ? null : guard.pinnedBody();
-        ByteBuf out = pinnedBody == null ? body : Unpooled.wrappedBuffer(pinnedBody.bytes());
+        // A plan's own body replaces the request's on its path only (a fallback sends the request's again), and it
+        // carries the backend's rewrites already; off the plan's path the backend's rewrites (global_prompts) apply.
+        ByteBuf out = pinnedBody != null ? Unpooled.wrappedBuffer(pinnedBody.bytes())
+                : chatBodies == null ? body : chatBodies.bodyFor(b.config(), body);
         try {
             return build(client.request().headers(), client.request().method(), credentials, b, pins, out, target);
         } finally {

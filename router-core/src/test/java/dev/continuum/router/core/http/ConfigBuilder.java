@@ -9,6 +9,7 @@ import dev.continuum.router.core.config.BindAddress;
 import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.CircuitBreakerConfig;
 import dev.continuum.router.core.config.DisaggregatedServingConfig;
+import dev.continuum.router.core.config.GlobalPromptsConfig;
 import dev.continuum.router.core.config.HealthCheckConfig;
 import dev.continuum.router.core.config.RateLimit;
 import dev.continuum.router.core.config.RateLimitingConfig;
@@ -51,6 +52,7 @@ final class ConfigBuilder {
     RateLimitingConfig rateLimiting = RateLimitingConfig.defaults();
     ApiKeysConfig apiKeys = ApiKeysConfig.defaults();
     DisaggregatedServingConfig disaggregated = DisaggregatedServingConfig.defaults();
+    @Nullable GlobalPromptsConfig globalPrompts;
 
     static ConfigBuilder create() {
         return new ConfigBuilder();
@@ -106,9 +108,15 @@ final class ConfigBuilder {
                 maxConnections, shutdownQuietPeriod);
     }
 
+    ConfigBuilder globalPrompts(GlobalPromptsConfig g) {
+        globalPrompts = g;
+        return this;
+    }
+
     RouterConfig build() {
         RouterConfig d = RouterConfig.defaults();
         return new RouterConfig(serverConfig(), backends, strategy, health, breaker, retry, rateLimiting, apiKeys,
-                d.admin(), disaggregated, d.logging(), d.metrics(), d.dynamo(), null);
+                d.admin(), disaggregated, d.logging(), d.metrics(), d.dynamo(), d.timeouts(), d.fallback(), null,
+                globalPrompts, null);
     }
 }

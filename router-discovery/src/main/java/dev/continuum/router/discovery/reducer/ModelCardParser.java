@@ -74,7 +74,8 @@ final class ModelCardParser {
                         promptFormatter(field(card, "prompt_formatter")),
                         promptFormatter(field(card, "chat_template_file"))),
                 release(card),
-                rawCard);
+                rawCard,
+                strings.intern(nonEmptyText(field(card, "lora"), "name")));
     }
 
     /** bitflags-2 serde writes {@code "Chat | Completions"}; older or foreign writers may use numbers or lists. */

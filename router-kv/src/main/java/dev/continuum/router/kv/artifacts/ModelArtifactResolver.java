@@ -95,6 +95,7 @@ public final class ModelArtifactResolver {
         String key = null;
         ModelCard.CardArtifacts artifacts = null;
         TreeSet<Integer> sizes = new TreeSet<>();
+        String lora = null;
         boolean any = false;
         for (DynamoWorker w : workers) {
             ModelCard card = w.card();
@@ -106,10 +107,12 @@ public final class ModelArtifactResolver {
             if (k == null) {
                 return unpinnedOrUnavailable(model, card.artifacts());
             }
-            if (key != null && !key.equals(k)) {
+            // The LoRA name seeds the block hashes: workers that disagree on it cannot share one set of hashes.
+            if (key != null && (!key.equals(k) || !Objects.equals(lora, card.loraName()))) {
                 return ModelArtifacts.TOKENIZER_UNAVAILABLE;
             }
             key = k;
+            lora = card.loraName();
             artifacts = card.artifacts();
             Integer size = card.kvCacheBlockSize();
             if (size != null) {
@@ -148,7 +151,7 @@ public final class ModelArtifactResolver {
             return ModelArtifacts.TOKENIZER_UNAVAILABLE;
         }
         return new ModelArtifacts.Ready(new PromptArtifacts(key, paths[0], Optional.ofNullable(paths[1]),
-                Optional.ofNullable(paths[2])), blockSizes);
+                Optional.ofNullable(paths[2])), blockSizes, lora);
     }
 
     /**

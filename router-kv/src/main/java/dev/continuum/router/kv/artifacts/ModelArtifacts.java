@@ -2,6 +2,7 @@ package dev.continuum.router.kv.artifacts;
 
 import dev.continuum.router.kv.prompt.PromptArtifacts;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /** What one model's workers allow the KV pipeline to do: encode with these artifacts, or not, and why. */
 public sealed interface ModelArtifacts {
@@ -11,11 +12,17 @@ public sealed interface ModelArtifacts {
      *
      * @param artifacts  what the encoder reads
      * @param blockSizes the model's hashable {@code kv_cache_block_size} values (one or two, distinct)
+     * @param loraName   the cards' {@code lora.name} (every worker of the model names the same), or null
      */
-    record Ready(PromptArtifacts artifacts, int[] blockSizes) implements ModelArtifacts {
+    record Ready(PromptArtifacts artifacts, int[] blockSizes, @Nullable String loraName) implements ModelArtifacts {
         public Ready {
             Objects.requireNonNull(artifacts, "artifacts");
             blockSizes = blockSizes.clone();
+        }
+
+        /** A base model's (no LoRA adapter). */
+        public Ready(PromptArtifacts artifacts, int[] blockSizes) {
+            this(artifacts, blockSizes, null);
         }
 
         @Override
@@ -34,17 +41,18 @@ public sealed interface ModelArtifacts {
         @Override
         public boolean equals(Object o) {
             return o instanceof Ready r && r.artifacts.equals(artifacts)
-                    && java.util.Arrays.equals(r.blockSizes, blockSizes);
+                    && java.util.Arrays.equals(r.blockSizes, blockSizes) && Objects.equals(r.loraName, loraName);
         }
 
         @Override
         public int hashCode() {
-            return artifacts.hashCode() * 31 + java.util.Arrays.hashCode(blockSizes);
+            return (artifacts.hashCode() * 31 + java.util.Arrays.hashCode(blockSizes)) * 31 + Objects.hashCode(loraName);
         }
 
         @Override
         public String toString() {
-            return "Ready[" + artifacts.key() + ", blockSizes=" + java.util.Arrays.toString(blockSizes) + "]";
+            return "Ready[" + artifacts.key() + ", blockSizes=" + java.util.Arrays.toString(blockSizes)
+                    + (loraName == null ? "" : ", lora") + "]";
         }
     }
 

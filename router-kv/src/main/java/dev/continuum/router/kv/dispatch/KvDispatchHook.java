@@ -2,6 +2,7 @@ package dev.continuum.router.kv.dispatch;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.core.prompts.ChatRewrite;
 import dev.continuum.router.core.proxy.DispatchHook;
 import dev.continuum.router.core.proxy.DispatchPlan;
 import dev.continuum.router.core.proxy.DispatchRequest;
@@ -20,7 +21,9 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -68,16 +71,41 @@ public final class KvDispatchHook implements DispatchHook {
             metrics.unavailable(((ModelArtifacts.Unavailable) m).why());
             return shim.plan(request);
         }
-        // The request's body is borrowed for this call only: the encoder and the plan get a copy.
+        // The request's body is borrowed for this call only: the encoder and the plan get a copy, rewritten as the
+        // first usable shim replica will receive it (global_prompts), since that is the prompt its worker computes.
+        // The replicas' rewrites are read here, on the request's loop; the plan is made on the encoder's thread.
+        Map<String, ChatRewrite> replicas = replicaRewrites(request);
+        ChatRewrite rewrite = replicas.isEmpty() ? ChatRewrite.NONE : replicas.values().iterator().next();
         byte[] body = ByteBufUtil.getBytes(request.body());
-        DispatchRequest copy = request.withBody(Unpooled.wrappedBuffer(body));
-        return new Later(encoder.encode(ready.artifacts(), body)
-                .thenApply(encoding -> planEncoded(copy, body, encoding, ready, kv)));
+        try {
+            byte[] rewritten = rewrite.apply(body);
+            body = rewritten == null ? body : rewritten;
+        } catch (IOException e) {
+            metrics.count(PromptResult.RENDER_UNAVAILABLE); // admission parsed it already: not expected
+            return shim.plan(request);
+        }
+        byte[] shimBody = body;
+        DispatchRequest copy = request.withBody(Unpooled.wrappedBuffer(shimBody));
+        return new Later(encoder.encode(ready.artifacts(), shimBody)
+                .thenApply(encoding -> planEncoded(copy, shimBody, encoding, ready, kv, rewrite, replicas)));
+    }
+
+    /** The rewrite of each usable backend that is a shim replica, in the request's candidate order. */
+    private Map<String, ChatRewrite> replicaRewrites(DispatchRequest request) {
+        ShimConfig shim = shimConfig.get();
+        List<String> namespaces = snapshots.get().namespaces();
+        Map<String, ChatRewrite> out = new LinkedHashMap<>();
+        for (String b : request.usableBackends()) {
+            if (shim.namespaceOf(b, namespaces) != null) {
+                out.put(b, request.rewrites().forBackend(b));
+            }
+        }
+        return out;
     }
 
     /** Runs where the encoding completed (the encoder's pool), never on an event loop. */
     private @Nullable DispatchPlan planEncoded(DispatchRequest request, byte[] body, PromptEncoding encoding,
-            ModelArtifacts.Ready ready, KvConfig kv) {
+            ModelArtifacts.Ready ready, KvConfig kv, ChatRewrite rendered, Map<String, ChatRewrite> replicas) {
         if (!(encoding instanceof PromptEncoding.Tokens tokens)) {
             metrics.fallback(((PromptEncoding.Fallback) encoding).reason());
             return shim.plan(request);
@@ -94,7 +122,7 @@ public final class KvDispatchHook implements DispatchHook {
             return shim.plan(request);
         }
         int[] ids = tokens.ids();
-        BlockHasher hasher = BlockHasher.of(null, TokenDataBody.cacheSalt(root));
+        BlockHasher hasher = BlockHasher.of(ready.loraName(), TokenDataBody.cacheSalt(root, request.tenantId()));
         List<BlockHashes> hashes = new ArrayList<>(ready.blockSizeCount());
         for (int i = 0; i < ready.blockSizeCount(); i++) {
             int size = ready.blockSize(i);
@@ -102,7 +130,7 @@ public final class KvDispatchHook implements DispatchHook {
         }
         metrics.count(PromptResult.ENCODED);
         DispatchPlan plan = shim.plan(request, new PromptBlocks(ids.length, hashes));
-        if (plan == null || !kv.sendTokenData()) {
+        if (plan == null || !kv.sendTokenData() || !sameRewrite(plan, replicas, rendered)) {
             return plan;
         }
         try {
@@ -111,5 +139,18 @@ public final class KvDispatchHook implements DispatchHook {
             log.warn("nvext.token_data not attached: {}", LogSafe.escape(e));
             return plan;
         }
+    }
+
+    /**
+     * Whether every backend of the plan receives the body that was rendered: the pinned body replaces each replica's
+     * own rewrite, so replicas that need different rewrites get no {@code token_data} (their rewrites then apply).
+     */
+    private static boolean sameRewrite(DispatchPlan plan, Map<String, ChatRewrite> replicas, ChatRewrite rendered) {
+        for (String b : plan.backends()) {
+            if (!rendered.equals(replicas.get(b))) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -1,9 +1,9 @@
 package dev.continuum.router.kv.dispatch;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.core.prompts.ChatRewrite;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 
@@ -13,14 +13,12 @@ import org.jspecify.annotations.Nullable;
  * at admission; this one replaces nothing the client sent.
  */
 final class TokenDataBody {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private TokenDataBody() {
     }
 
     /** The body's JSON object, or null when it is none. */
     static @Nullable ObjectNode parse(byte[] body) throws IOException {
-        return JSON.readTree(body) instanceof ObjectNode o ? o : null;
+        return ChatRewrite.parse(body) instanceof ObjectNode o ? o : null; // numbers kept exactly as written
     }
 
     /** {@code root} (modified) with {@code nvext.token_data} set, serialized. */
@@ -31,12 +29,18 @@ final class TokenDataBody {
         for (int t : tokens) {
             ids.add(Integer.toUnsignedLong(t));
         }
-        return JSON.writeValueAsBytes(o);
+        return ChatRewrite.write(o);
     }
 
-    /** {@code nvext.cache_salt} of {@code body}, or null (it seeds the block hashes, as upstream's). */
-    static @Nullable String cacheSalt(JsonNode root) {
+    /**
+     * The request's cache salt, which seeds the block hashes: {@code nvext.cache_salt} of {@code body}, else the
+     * {@code x-tenant-id} header ({@code tenantId}), else null.
+     */
+    static @Nullable String cacheSalt(JsonNode root, @Nullable String tenantId) {
         JsonNode salt = root.path("nvext").path("cache_salt");
-        return salt.isTextual() && !salt.textValue().isEmpty() ? salt.textValue() : null;
+        if (salt.isTextual() && !salt.textValue().isEmpty()) {
+            return salt.textValue();
+        }
+        return tenantId == null || tenantId.isEmpty() ? null : tenantId;
     }
 }

@@ -5,7 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.continuum.router.core.config.GlobalPromptsConfig;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
+import dev.continuum.router.core.prompts.ChatRewrite;
+import dev.continuum.router.core.proxy.ChatRewrites;
 import dev.continuum.router.core.proxy.DispatchHook;
 import dev.continuum.router.core.proxy.DispatchPlan;
 import dev.continuum.router.core.proxy.DispatchRequest;
@@ -75,6 +78,9 @@ class KvDispatchHookTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final List<PickRequest> picked = new CopyOnWriteArrayList<>();
     private final List<PromptArtifacts> encoded = new CopyOnWriteArrayList<>();
+    private final List<String> encodedBodies = new CopyOnWriteArrayList<>();
+    private final AtomicReference<ShimConfig> shimConfig = new AtomicReference<>(
+            new ShimConfig(List.of("frontend"), List.of(), Map.of("qwen", "Qwen/Qwen3-0.6B")));
     private final AtomicReference<KvConfig> kv = new AtomicReference<>();
     private final AtomicReference<DynamoSnapshot> snapshot = new AtomicReference<>();
     private String tokenizerHex;
@@ -89,6 +95,7 @@ class KvDispatchHookTest {
         @Override
         public CompletableFuture<PromptEncoding> encode(PromptArtifacts artifacts, byte[] chatBody) {
             encoded.add(artifacts);
+            encodedBodies.add(new String(chatBody, StandardCharsets.UTF_8));
             return CompletableFuture.supplyAsync(() -> new PromptEncoding.Tokens(TOKENS.clone()));
         }
 
@@ -111,15 +118,14 @@ class KvDispatchHookTest {
         configHex = Blake3.hex(Files.readAllBytes(tokenizerConfig));
         kv.set(config(false, Set.of(tokenizerHex, configHex)));
         snapshot.set(fleet(worker(1, 16), worker(2, 16)));
-        ShimConfig shimConfig = new ShimConfig(List.of("frontend"), List.of(), Map.of("qwen", "Qwen/Qwen3-0.6B"));
-        ShimDispatcher shim = ShimDispatcher.create(snapshot::get, () -> shimConfig, (snap, request) -> {
+        ShimDispatcher shim = ShimDispatcher.create(snapshot::get, shimConfig::get, (snap, request) -> {
             picked.add(request);
             return new Selection(new WorkerPin(new WorkerId("dynamo", 1), WorkerRole.AGGREGATED, 0, false), null,
                     SelectionReason.ROUND_ROBIN_STALE, SelectionReason.NO_PREFILL_POOL, Selection.Dispatch.NONE);
         }, registry);
         pipeline = KvPipeline.create(kv::get, new FixedEncoder(), registry, Map.of(), System::nanoTime);
         pipeline.start().join();
-        hook = pipeline.hook(shim, snapshot::get, () -> shimConfig);
+        hook = pipeline.hook(shim, snapshot::get, shimConfig::get);
     }
 
     @AfterEach
@@ -138,13 +144,17 @@ class KvDispatchHookTest {
     }
 
     private DynamoWorker worker(long id, @Nullable Integer blockSize, String tokHex) {
+        return worker(id, blockSize, tokHex, null);
+    }
+
+    private DynamoWorker worker(long id, @Nullable Integer blockSize, String tokHex, @Nullable String lora) {
         ModelCard.CardArtifacts artifacts = new ModelCard.CardArtifacts(
                 new ModelCard.ArtifactFile("hf_tokenizer_json", tokenizer.toString(), tokHex, false),
                 new ModelCard.ArtifactFile("hf_tokenizer_config_json", tokenizerConfig.toUri().toString(), configHex,
                         false),
                 null);
         ModelCard card = new ModelCard("Qwen/Qwen3-0.6B", null, false, blockSize, ModelCard.WorkerCapacity.UNKNOWN,
-                null, null, null, artifacts, null, null);
+                null, null, null, artifacts, null, null, lora);
         return new DynamoWorker(new WorkerId("dynamo", id), WorkerRole.AGGREGATED, "backend", "generate", card, T0, T0);
     }
 
@@ -154,8 +164,12 @@ class KvDispatchHookTest {
     }
 
     private DispatchHook.@Nullable Answer ask() {
-        return hook.plan(new DispatchRequest("qwen", false, List.of("frontend"),
+        return ask(new DispatchRequest("qwen", false, List.of("frontend"),
                 Unpooled.wrappedBuffer(BODY.getBytes(StandardCharsets.UTF_8)), 10));
+    }
+
+    private DispatchHook.@Nullable Answer ask(DispatchRequest request) {
+        return hook.plan(request);
     }
 
     private double prompts(PromptResult r) {
@@ -168,9 +182,14 @@ class KvDispatchHookTest {
 
     /** Asks until the artifacts are loaded (the first asks start the fetches and take the load-only path). */
     private DispatchHook.Later later() {
+        return later(() -> new DispatchRequest("qwen", false, List.of("frontend"),
+                Unpooled.wrappedBuffer(BODY.getBytes(StandardCharsets.UTF_8)), 10));
+    }
+
+    private DispatchHook.Later later(java.util.function.Supplier<DispatchRequest> request) {
         AtomicReference<DispatchHook.@Nullable Answer> a = new AtomicReference<>();
         await().atMost(Duration.ofSeconds(10)).until(() -> {
-            a.set(ask());
+            a.set(ask(request.get()));
             return a.get() instanceof DispatchHook.Later;
         });
         return (DispatchHook.Later) a.get();
@@ -245,5 +264,53 @@ class KvDispatchHookTest {
         int before = encoded.size();
         assertThat(ask()).isInstanceOf(DispatchPlan.class);
         assertThat(encoded).hasSize(before);
+    }
+
+    @Test
+    void theFirstShimReplicasRewriteIsRenderedAndTheTenantSaltsABodyWithoutCacheSalt() throws Exception {
+        kv.set(config(true, Set.of(tokenizerHex, configHex)));
+        shimConfig.set(new ShimConfig(List.of("frontend", "frontend-2"), List.of(), Map.of("qwen", "Qwen/Qwen3-0.6B")));
+        String body = "{\"model\":\"qwen\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        ChatRewrite global = new ChatRewrite("be brief", GlobalPromptsConfig.MergeStrategy.PREPEND, "\n\n", false);
+        ChatRewrites differ = b -> b.equals("frontend") ? global : ChatRewrite.NONE;
+
+        DispatchPlan plan = later(() -> new DispatchRequest("qwen", false, List.of("other", "frontend", "frontend-2"),
+                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, differ, "tenant-9"))
+                .plan().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        String rendered = encodedBodies.get(encodedBodies.size() - 1);
+        assertThat(JSON.readTree(rendered).get("messages").get(0).toString())
+                .isEqualTo("{\"role\":\"system\",\"content\":\"be brief\"}");
+        PickRequest last = picked.get(picked.size() - 1);
+        assertThat(last.prompt().blockHashes().get(0).hashes())
+                .containsExactly(BlockHasher.of(null, "tenant-9").blockHashes(TOKENS, 16));
+        // The pool's replicas need different rewrites: no single body carries the IDs for both.
+        assertThat(plan.backends()).containsExactly("frontend", "frontend-2");
+        assertThat(plan.pinnedBody()).isNull();
+
+        DispatchPlan same = later(() -> new DispatchRequest("qwen", false, List.of("frontend", "frontend-2"),
+                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, b -> global, "tenant-9"))
+                .plan().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        JsonNode sent = JSON.readTree(same.pinnedBody().bytes());
+        assertThat(sent.get("messages").get(0).get("content").textValue()).isEqualTo("be brief");
+        assertThat(sent.get("nvext").get("token_data")).hasSize(TOKENS.length);
+    }
+
+    @Test
+    void theCardsLoraNameSeedsTheHashesAndWorkersThatDisagreeOnItAreNotEncoded() throws Exception {
+        snapshot.set(fleet(worker(1, 16, tokenizerHex, "my-lora"), worker(2, 16, tokenizerHex, "my-lora")));
+
+        later().plan().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        assertThat(picked.get(picked.size() - 1).prompt().blockHashes().get(0).hashes())
+                .containsExactly(BlockHasher.of("my-lora", "tenant-a").blockHashes(TOKENS, 16));
+        assertThat(BlockHasher.of("my-lora", "tenant-a").blockHashes(TOKENS, 16))
+                .isNotEqualTo(BlockHasher.of(null, "tenant-a").blockHashes(TOKENS, 16));
+
+        snapshot.set(fleet(worker(1, 16, tokenizerHex, "my-lora"), worker(2, 16, tokenizerHex, null)));
+        double before = prompts(PromptResult.TOKENIZER_UNAVAILABLE);
+        assertThat(ask()).isInstanceOf(DispatchPlan.class);
+        assertThat(prompts(PromptResult.TOKENIZER_UNAVAILABLE)).isEqualTo(before + 1);
     }
 }
