@@ -84,14 +84,25 @@ public final class ShimDispatcher implements DispatchHook {
      * not (null). Safe on any thread: the KV path calls it where the prompt was encoded.
      */
     public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt) {
-        DispatchPlan plan = planOrNull(request, prompt);
+        return plan(request, prompt, null);
+    }
+
+    /**
+     * As {@link #plan(DispatchRequest, PromptBlocks)}, for a request the KV pipeline did not encode, with the
+     * reason ({@code fallback}, one of the fallback results of {@link KvSelectionResult}) for the KV-aware
+     * picker to count.
+     */
+    public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt,
+            @Nullable KvSelectionResult fallback) {
+        DispatchPlan plan = planOrNull(request, prompt, fallback);
         if (plan == null) {
             metrics.request(RoutingPath.UNIFIED);
         }
         return plan;
     }
 
-    private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt) {
+    private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt,
+            @Nullable KvSelectionResult fallback) {
         DynamoSnapshot snapshot = snapshots.get();
         ShimConfig shim = config.get();
         if (!snapshot.enabled() || !shim.configured()) {
@@ -115,7 +126,7 @@ public final class ShimDispatcher implements DispatchHook {
         }
         Set<String> namespaces = new HashSet<>(usable.keySet());
         Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                namespaces, request.estimatedPromptTokens(), prompt));
+                namespaces, request.estimatedPromptTokens(), prompt, fallback));
         if (selection == null) {
             return null;
         }
@@ -130,7 +141,10 @@ public final class ShimDispatcher implements DispatchHook {
         WorkerPin decode = selection.decode();
         headers.put(WORKER_INSTANCE_ID, decode.worker().decimal());
         disclosed.put(DISCLOSED_WORKER, decode.worker().decimal());
-        if (decode.rankDeclared()) {
+        // A conditional-disaggregation bypass pins the decode worker alone, by instance ID only
+        // (docs/kv-routing.md): the frontend runs the whole request there.
+        boolean bypass = selection.prefillReason() == SelectionReason.CONDITIONAL_BYPASS;
+        if (decode.rankDeclared() && !bypass) {
             headers.put(DP_RANK, Long.toString(decode.dpRank()));
         }
         WorkerPin prefill = selection.prefill();
