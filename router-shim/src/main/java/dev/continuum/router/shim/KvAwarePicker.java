@@ -283,11 +283,11 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.blockSize[k] = bs;
                 kv.overlap[k] = overlapOf(kv, ranks, i);
                 LoadSample latest = signal ? load.store().latest(ranks.keys[i]) : null;
-                boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
-                Long field = !fresh ? null
-                        : phase == Phase.PREFILL ? latest.load().activePrefillTokens() : latest.load().decodeBlocks();
+                LoadSample fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos ? latest : null;
+                Long field = fresh == null ? null
+                        : phase == Phase.PREFILL ? fresh.load().activePrefillTokens() : fresh.load().decodeBlocks();
                 anyFresh |= field != null;
-                boolean quiet = !fresh && (latest == null || !latest.reportsBacklog());
+                boolean quiet = fresh == null && (latest == null || !latest.reportsBacklog());
                 if (field == null && !quiet) {
                     kv.defined[k] = false; // silent under load, or a fresh sample without the phase's field
                     kv.stalled[k] = false;
@@ -303,12 +303,12 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 long pendingBlocks = ledger.pendingBlocks(lastSample, now);
                 kv.costs[k] = switch (phase) {
                     case PREFILL -> {
-                        Long decodeBlocks = fresh ? latest.load().decodeBlocks() : null;
+                        Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
                         yield KvCosts.full(LoadCosts.add(backlog, ledger.pendingTokens(lastSample, now)),
                                 decodeBlocks == null ? 0 : decodeBlocks, isl, bs, kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
-                        Long prefillTokens = fresh ? latest.load().activePrefillTokens() : null;
+                        Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
                         long tokens = LoadCosts.magnitude(prefillTokens == null ? 0 : prefillTokens);
                         yield KvCosts.full(LoadCosts.add(tokens, ledger.pendingTokens(lastSample, now)),
                                 LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k],

@@ -161,17 +161,17 @@ class KvAwarePickerTest {
 
     @Test
     void aRankSilentUnderLoadSitsOutWhileAQuietRankCompetesWithZeroBacklog() {
-        DynamoSnapshot s = fed(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL),
-                worker(NS, 4, PREFILL));
         load.sample(id(3), 0, null, 900L); // will go stale while reporting a backlog: silent under load
         load.advance(Duration.ofSeconds(30));
         load.sample(id(1), 0, 0L, null);
-        load.sample(id(2), 0, null, 64L); // fresh, small backlog, no overlap
-        index.hold(3, 0, 8);
+        load.sample(id(2), 0, null, 64L); // fresh, a small backlog, no overlap: (64 + 128) / 16 + 8 = 20
+        index.hold(3, 0, 8).hold(4, 0, 8);
+        DynamoSnapshot s = fed(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL));
         assertThat(prefillIds(s, 3)).containsOnly(2L);
-        // A rank that never published (quiet) holding the prefix beats the fresh one.
-        index.hold(4, 0, 8);
-        assertThat(prefillIds(s, 3)).containsOnly(4L);
+        // A rank that never published (quiet) competes with zero backlog: max(0, 8 - 8) + 0 = 0 wins.
+        DynamoSnapshot withQuiet = fed(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL),
+                worker(NS, 4, PREFILL));
+        assertThat(prefillIds(withQuiet, 3)).containsOnly(4L);
     }
 
     @Test
@@ -198,25 +198,36 @@ class KvAwarePickerTest {
     void equalCostsRotateOnADeterministicPerPhaseCursor() {
         DynamoSnapshot s = fed(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL),
                 worker(NS, 4, PREFILL));
-        load.sample(id(1), 0, 0L, null);
-        load.sample(id(2), 0, null, 0L);
-        load.sample(id(3), 0, null, 500L);
-        load.sample(id(4), 0, null, 0L);
-        // 2 and 4 tie (the dispatches of each pick are ended before the next, so the tie persists).
-        assertThat(prefillIds(s, 4)).containsExactly(2L, 4L, 2L, 4L);
+        List<Long> chosen = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            // Fresh samples before each pick answer the previous dispatches, so 2 and 4 tie every time.
+            answered(1, 0L, null);
+            answered(2, null, 0L);
+            answered(3, null, 500L);
+            answered(4, null, 0L);
+            Selection sel = pick(s);
+            sel.dispatch().ended();
+            chosen.add(sel.prefill().worker().instanceId());
+        }
+        assertThat(chosen).containsExactly(2L, 4L, 2L, 4L, 2L, 4L);
+    }
+
+    /** A sample received after every dispatch so far (the ledger forgets what it answers). */
+    private void answered(long worker, Long decodeBlocks, Long prefillTokens) {
+        load.advance(Duration.ofMillis(1));
+        load.sample(id(worker), 0, decodeBlocks, prefillTokens);
     }
 
     @Test
     void aboveZeroTemperatureSamplesBySoftmaxOfTheCosts() {
         DynamoSnapshot s = fed(worker(NS, 1, AGGREGATED), worker(NS, 2, AGGREGATED));
-        load.sample(id(1), 0, 0L, 0L);
-        load.sample(id(2), 0, 8L, 0L);
-        index.hold(1, 0, 0);
         // costs: w1 = 8 + 0 + 8 = 16, w2 = 8 + 8 + 8 = 24; range 8, T = 1: p(w2) = e^-1 / (1 + e^-1)
         settings.set(new KvPickerSettings(1.0, 1.0, 1.0, false, null));
         int n = 20_000;
         int second = 0;
         for (int i = 0; i < n; i++) {
+            answered(1, 0L, 0L);
+            answered(2, 8L, 0L);
             Selection sel = pick(s);
             sel.dispatch().ended();
             second += sel.decode().worker().equals(id(2)) ? 1 : 0;
