@@ -1,0 +1,189 @@
+package dev.continuum.router.kv.index;
+
+import dev.continuum.router.core.lifecycle.StartStopSupport;
+import dev.continuum.router.discovery.PublisherId;
+import dev.continuum.router.discovery.WorkerId;
+import dev.continuum.router.kv.events.KvEventIngest;
+import dev.continuum.router.load.DpRanks;
+import dev.continuum.router.load.wire.Decoded;
+import dev.continuum.router.load.wire.EventEnvelope;
+import dev.continuum.router.load.wire.EventFrameDecoder;
+import dev.continuum.router.load.zmtp.ZmtpMessage;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The KV index's single writer: {@link KvEventIngest} on the subscriptions' side, one thread applying
+ * everything in order on the other, and the {@link RadixIndex} it writes (the picker reads it through
+ * {@link #index()}).
+ *
+ * <p>{@link #onMessage} runs on the caller's thread: it checks the frames and the envelope (upstream's
+ * event-plane framing, the payload at most 1 MiB), copies the payload, and offers it to a bounded queue
+ * ({@value #QUEUE_MESSAGES} messages and {@value #QUEUE_BYTES} bytes); a full queue drops the message
+ * ({@code queue_full}). Fleet views and subscription closures never queue behind messages: the writer takes
+ * the latest fleet view and the pending closures before each message, so a departed worker's events are
+ * refused from the first message after its departure was announced.
+ */
+public final class KvIndexWriter extends StartStopSupport implements KvEventIngest {
+    private static final Logger LOG = LoggerFactory.getLogger(KvIndexWriter.class);
+    /** kv-events payloads above this are refused before parsing: 128 events or 8,192 blocks fit. */
+    public static final int MAX_PAYLOAD_BYTES = 1024 * 1024;
+    static final int QUEUE_MESSAGES = 1024;
+    static final long QUEUE_BYTES = 32L * 1024 * 1024;
+
+    private record Queued(PublisherId publisher, byte[] payload) {
+    }
+
+    private record Fleet(Map<WorkerId, DpRanks> live, long generation) {
+    }
+
+    /** Offered when control work arrives, so an idle writer wakes; never counted against the bounds. */
+    private static final Queued WAKE = new Queued(new PublisherId("", 0), new byte[0]);
+
+    private final RadixIndex index;
+    private final KvIndexMetrics metrics;
+    private final IndexApplier applier;
+    private final EventFrameDecoder frames = new EventFrameDecoder("kv-events", MAX_PAYLOAD_BYTES);
+    private final ArrayBlockingQueue<Queued> queue = new ArrayBlockingQueue<>(QUEUE_MESSAGES);
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final AtomicReference<@Nullable Fleet> fleet = new AtomicReference<>();
+    private final ConcurrentLinkedQueue<PublisherId> closed = new ConcurrentLinkedQueue<>();
+    private volatile boolean running;
+    private @Nullable Thread thread;
+    private final AtomicLong processed = new AtomicLong();
+
+    public KvIndexWriter(MeterRegistry registry, IndexLimits limits) {
+        this.index = new RadixIndex(limits);
+        this.metrics = new KvIndexMetrics(registry, index);
+        this.applier = new IndexApplier(index, metrics);
+    }
+
+    /** The read side, for the KV-aware picker. */
+    public RadixIndex index() {
+        return index;
+    }
+
+    public KvIndexMetrics metrics() {
+        return metrics;
+    }
+
+    /** Messages, fleet views and closures the writer has finished with (tests wait on it). */
+    public long processed() {
+        return processed.get();
+    }
+
+    @Override
+    public void onMessage(PublisherId publisher, ZmtpMessage message) {
+        Decoded<EventEnvelope> decoded = frames.decode(message);
+        if (decoded instanceof Decoded.Dropped<EventEnvelope> d) {
+            metrics.count(KvEventResult.of(d.reason()));
+            return;
+        }
+        EventEnvelope envelope = ((Decoded.Ok<EventEnvelope>) decoded).value();
+        if (envelope.publisherId() != publisher.publisherId()) {
+            metrics.count(KvEventResult.IDENTITY_MISMATCH);
+            return;
+        }
+        byte[] payload = envelope.payload();
+        if (queuedBytes.addAndGet(payload.length) > QUEUE_BYTES) {
+            queuedBytes.addAndGet(-payload.length);
+            metrics.count(KvEventResult.QUEUE_FULL);
+            return;
+        }
+        if (!queue.offer(new Queued(publisher, payload))) {
+            queuedBytes.addAndGet(-payload.length);
+            metrics.count(KvEventResult.QUEUE_FULL);
+        }
+    }
+
+    @Override
+    public void onSubscriptionClosed(PublisherId publisher) {
+        closed.add(publisher);
+        queue.offer(WAKE);
+    }
+
+    @Override
+    public void onFleet(Map<WorkerId, DpRanks> liveWorkers, long generation) {
+        Fleet next = new Fleet(Map.copyOf(liveWorkers), generation);
+        fleet.accumulateAndGet(next, (held, offered) -> held == null || offered.generation > held.generation
+                ? offered : held);
+        queue.offer(WAKE);
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStart() {
+        running = true;
+        Thread t = new Thread(this::run, "kv-index-writer");
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    protected CompletableFuture<Void> doStop() {
+        running = false;
+        Thread t = thread;
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (t == null) {
+            metrics.close();
+            done.complete(null);
+            return done;
+        }
+        t.interrupt();
+        Thread joiner = new Thread(() -> {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            metrics.close();
+            done.complete(null);
+        }, "kv-index-writer-stop");
+        joiner.setDaemon(true);
+        joiner.start();
+        return done;
+    }
+
+    private void run() {
+        while (running) {
+            try {
+                control();
+                Queued item = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (item == null || item == WAKE) {
+                    continue;
+                }
+                queuedBytes.addAndGet(-item.payload().length);
+                control();
+                applier.applyPayload(item.publisher(), item.payload());
+                processed.incrementAndGet();
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                // A bug, never input: the decoder does not throw. Keep indexing the rest of the fleet.
+                LOG.error("kv index writer: an event failed to apply", e);
+            }
+        }
+    }
+
+    private void control() {
+        Fleet f = fleet.getAndSet(null);
+        if (f != null) {
+            applier.applyFleet(f.live(), f.generation());
+            processed.incrementAndGet();
+        }
+        for (PublisherId p; (p = closed.poll()) != null; ) {
+            applier.closeSource(p);
+            processed.incrementAndGet();
+        }
+    }
+}

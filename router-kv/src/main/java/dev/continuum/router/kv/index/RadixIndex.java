@@ -1,0 +1,581 @@
+package dev.continuum.router.kv.index;
+
+import dev.continuum.router.shim.BlockHashes;
+import dev.continuum.router.shim.OverlapScores;
+import dev.continuum.router.shim.PrefixOverlap;
+import java.util.Arrays;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.StampedLock;
+
+/**
+ * The device-tier radix index of every admitted rank's KV blocks: one writer, any number of lock-free readers.
+ *
+ * <p><b>Structure.</b> Node 0 is the root; every other node is one token block reached from its parent, keyed
+ * by the block's {@code tokens_hash} (the hash the router computes for a prompt, so a lookup walks the same
+ * keys). Nodes live in parallel primitive arrays indexed by an int id (hash, parent, child count, owners);
+ * children are found through one open-addressing table of node ids keyed by (parent id, tokens_hash). A
+ * node's owners are a sorted {@code long[]} of {@code rank id << 32 | reference count}: the count says how
+ * many of the rank's engine {@code block_hash}es name this node. Each rank has a primitive map from engine
+ * {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash} and to find the
+ * node of a removal. Freed node ids (and their owner arrays) are reused, so a steady stream of stores and
+ * removals allocates nothing.
+ *
+ * <p><b>Concurrency.</b> Only the writer thread calls the mutating methods; each mutation (one event, one
+ * clear) runs under the write mode of a {@link StampedLock}, which readers never take: a reader walks the
+ * arrays under an optimistic stamp, writes its answer, and keeps it only if the stamp still validates (no
+ * write started meanwhile), so every answer reflects the index between two whole events. A reader that
+ * raced a write retries, up to {@value #READ_ATTEMPTS} times, then answers with no overlap (counted): it
+ * never waits for the writer and the writer never waits for it. Torn reads during a race are bounded (every
+ * id and length is range-checked, every probe loop is bounded) and thrown away by the validation.
+ */
+public final class RadixIndex implements PrefixOverlap {
+    static final int ROOT = 0;
+    static final int READ_ATTEMPTS = 8;
+
+    /** What a stored chain came to. */
+    public enum StoreOutcome { STORED, OVER_CAPACITY, UNKNOWN_PARENT }
+
+    private final IndexLimits limits;
+    private final StampedLock lock = new StampedLock();
+    private final LongAdder contendedReads = new LongAdder();
+    private final ThreadLocal<Scratch> scratch;
+
+    // Nodes, by id (0 = root). Reader-visible.
+    private long[] nodeHash;
+    private int[] nodeParent;
+    private int[] ownerCount;
+    private long[][] owners;
+    // Writer-only node state.
+    private int[] childCount;
+    private int[] freeNodes;
+    private int freeTop;
+    private int nextNode = 1;
+    private int liveNodes;
+    /** Child node ids (0 = empty) by (parent, tokens_hash); kept at most half full. Reader-visible. */
+    private int[] children;
+    private int childMask;
+
+    // Ranks, by id. Reader-visible identity.
+    private long[] rankWorker;
+    private int[] rankDp;
+    // Writer-only rank state.
+    private LongIntMap[] rankBlocks;
+    private int[] freeRanks;
+    private int freeRankTop;
+    private int nextRank;
+    private int ownerships;
+    private volatile int publishedNodes;
+    private volatile int publishedOwnerships;
+
+    public RadixIndex(IndexLimits limits) {
+        this.limits = limits;
+        int n = 1024;
+        nodeHash = new long[n];
+        nodeParent = new int[n];
+        ownerCount = new int[n];
+        owners = new long[n][];
+        childCount = new int[n];
+        freeNodes = new int[64];
+        children = new int[2048];
+        childMask = children.length - 1;
+        rankWorker = new long[16];
+        rankDp = new int[16];
+        rankBlocks = new LongIntMap[16];
+        freeRanks = new int[16];
+        nodeParent[ROOT] = -1;
+        int cap = limits.maxOwnersPerNode();
+        scratch = ThreadLocal.withInitial(() -> new Scratch(cap));
+    }
+
+    public IndexLimits limits() {
+        return limits;
+    }
+
+    /** Live nodes, the root not counted (any thread; as of the last whole mutation). */
+    public int nodes() {
+        return publishedNodes;
+    }
+
+    /** (rank, block) ownerships over all ranks (any thread). */
+    public int ownerships() {
+        return publishedOwnerships;
+    }
+
+    /** Lookups that raced writes {@value #READ_ATTEMPTS} times and answered with no overlap. */
+    public long contendedReads() {
+        return contendedReads.sum();
+    }
+
+    // ---------------------------------------------------------------- writer side
+
+    /** Ranks held (admitted and not yet removed); writer thread only. */
+    public int ranks() {
+        return nextRank - freeRankTop;
+    }
+
+    /** A new rank id for (worker, dp_rank); writer thread only. */
+    public int addRank(long workerId, int dpRank) {
+        long stamp = lock.writeLock();
+        try {
+            int id;
+            if (freeRankTop > 0) {
+                id = freeRanks[--freeRankTop];
+            } else {
+                id = nextRank++;
+                if (id == rankWorker.length) {
+                    int n = id * 2;
+                    rankWorker = Arrays.copyOf(rankWorker, n);
+                    rankDp = Arrays.copyOf(rankDp, n);
+                    rankBlocks = Arrays.copyOf(rankBlocks, n);
+                }
+            }
+            rankWorker[id] = workerId;
+            rankDp[id] = dpRank;
+            if (rankBlocks[id] == null) {
+                rankBlocks[id] = new LongIntMap();
+            }
+            return id;
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /**
+     * Clears the blocks of the first {@code n} of {@code ranks} and frees their ids, all in one step for
+     * readers (a departed worker leaves whole); writer thread only.
+     */
+    public void removeRanks(int[] ranks, int n) {
+        long stamp = lock.writeLock();
+        try {
+            for (int i = 0; i < n; i++) {
+                int rank = ranks[i];
+                clearLocked(rank);
+                rankBlocks[rank] = null; // a departed rank's (possibly large) map goes with it
+                if (freeRankTop == freeRanks.length) {
+                    freeRanks = Arrays.copyOf(freeRanks, freeRanks.length * 2);
+                }
+                freeRanks[freeRankTop++] = rank;
+            }
+        } finally {
+            publish();
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /** Engine block hashes the rank holds; writer thread only. */
+    public int blocksOf(int rank) {
+        LongIntMap m = rankBlocks[rank];
+        return m == null ? 0 : m.size();
+    }
+
+    /** Drops every block of {@code rank} (a {@code cleared} event, or a gap); writer thread only. */
+    public void clearRank(int rank) {
+        long stamp = lock.writeLock();
+        try {
+            clearLocked(rank);
+        } finally {
+            publish();
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /**
+     * Stores a chain of {@code count} blocks for {@code rank}: the first block's parent is the root when
+     * {@code hasParent} is false, else the node the rank holds under engine hash {@code parentHash}. Blocks
+     * before a refusal stay stored. Writer thread only.
+     */
+    public StoreOutcome store(int rank, boolean hasParent, long parentHash, long[] blockHashes,
+                              long[] tokensHashes, int from, int count) {
+        long stamp = lock.writeLock();
+        try {
+            return storeLocked(rank, hasParent, parentHash, blockHashes, tokensHashes, from, count);
+        } finally {
+            publish();
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /** Removes the rank's blocks by engine hash; unknown hashes are ignored (removal is idempotent). */
+    public void remove(int rank, long[] blockHashes, int from, int count) {
+        long stamp = lock.writeLock();
+        try {
+            LongIntMap map = rankBlocks[rank];
+            for (int i = from; i < from + count; i++) {
+                int node = map.remove(blockHashes[i]);
+                if (node != LongIntMap.MISSING) {
+                    ownerships--;
+                    releaseOwner(node, rank);
+                }
+            }
+        } finally {
+            publish();
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    private StoreOutcome storeLocked(int rank, boolean hasParent, long parentHash, long[] blockHashes,
+                                     long[] tokensHashes, int from, int count) {
+        LongIntMap map = rankBlocks[rank];
+        int parent = ROOT;
+        if (hasParent) {
+            parent = map.get(parentHash);
+            if (parent == LongIntMap.MISSING) {
+                return StoreOutcome.UNKNOWN_PARENT;
+            }
+        }
+        for (int i = from; i < from + count; i++) {
+            long blockHash = blockHashes[i];
+            long tokensHash = tokensHashes[i];
+            int child = findChildWriter(parent, tokensHash);
+            int held = map.get(blockHash);
+            if (held != LongIntMap.MISSING) {
+                if (held == child) {
+                    parent = child; // stored again: already in place
+                    continue;
+                }
+                // The engine reused the hash for another block: move it.
+                map.remove(blockHash);
+                ownerships--;
+                releaseOwner(held, rank);
+                child = findChildWriter(parent, tokensHash); // the release may have freed it
+            }
+            if (map.size() >= limits.maxBlocksPerRank() || ownerships >= limits.maxOwnerships()) {
+                return StoreOutcome.OVER_CAPACITY;
+            }
+            boolean created = false;
+            if (child == 0) {
+                if (liveNodes >= limits.maxNodes()) {
+                    return StoreOutcome.OVER_CAPACITY;
+                }
+                child = newNode(parent, tokensHash);
+                created = true;
+            }
+            if (!addOwner(child, rank)) {
+                if (created) {
+                    freeIfUnused(child);
+                }
+                return StoreOutcome.OVER_CAPACITY;
+            }
+            map.put(blockHash, child);
+            ownerships++;
+            parent = child;
+        }
+        return StoreOutcome.STORED;
+    }
+
+    private void clearLocked(int rank) {
+        LongIntMap map = rankBlocks[rank];
+        if (map == null || map.size() == 0) {
+            return;
+        }
+        ownerships -= map.size();
+        map.forEach((blockHash, node) -> releaseOwner(node, rank));
+        map.clear();
+    }
+
+    private void publish() {
+        publishedNodes = liveNodes;
+        publishedOwnerships = ownerships;
+    }
+
+    /** Adds one reference of {@code rank} to {@code node}; false when the node has its most owners. */
+    private boolean addOwner(int node, int rank) {
+        long[] list = owners[node];
+        int n = ownerCount[node];
+        int at = search(list, n, rank);
+        if (at >= 0) {
+            list[at]++;
+            return true;
+        }
+        if (n >= limits.maxOwnersPerNode()) {
+            return false;
+        }
+        int insert = -at - 1;
+        if (list == null || n == list.length) {
+            long[] grown = new long[list == null ? 2 : Math.min(list.length * 2, limits.maxOwnersPerNode())];
+            if (list != null) {
+                System.arraycopy(list, 0, grown, 0, n);
+            }
+            owners[node] = grown;
+            list = grown;
+        }
+        System.arraycopy(list, insert, list, insert + 1, n - insert);
+        list[insert] = ((long) rank << 32) | 1;
+        ownerCount[node] = n + 1;
+        return true;
+    }
+
+    /** Drops one reference of {@code rank} from {@code node}, then frees what became unused. */
+    private void releaseOwner(int node, int rank) {
+        long[] list = owners[node];
+        int n = ownerCount[node];
+        int at = search(list, n, rank);
+        if (at < 0) {
+            return;
+        }
+        if ((int) list[at] > 1) {
+            list[at]--;
+            return;
+        }
+        System.arraycopy(list, at + 1, list, at, n - at - 1);
+        ownerCount[node] = n - 1;
+        freeIfUnused(node);
+    }
+
+    private static int search(long[] list, int n, int rank) {
+        int lo = 0;
+        int hi = n - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int r = (int) (list[mid] >>> 32);
+            if (r < rank) {
+                lo = mid + 1;
+            } else if (r > rank) {
+                hi = mid - 1;
+            } else {
+                return mid;
+            }
+        }
+        return -(lo + 1);
+    }
+
+    /** Frees {@code node} and then each ancestor left with neither owners nor children. */
+    private void freeIfUnused(int node) {
+        while (node != ROOT && ownerCount[node] == 0 && childCount[node] == 0) {
+            int parent = nodeParent[node];
+            unlinkChild(node);
+            childCount[parent]--;
+            nodeParent[node] = -1;
+            if (freeTop == freeNodes.length) {
+                freeNodes = Arrays.copyOf(freeNodes, freeNodes.length * 2);
+            }
+            freeNodes[freeTop++] = node;
+            liveNodes--;
+            node = parent;
+        }
+    }
+
+    private int newNode(int parent, long tokensHash) {
+        int id;
+        if (freeTop > 0) {
+            id = freeNodes[--freeTop];
+        } else {
+            id = nextNode++;
+            if (id == nodeHash.length) {
+                int n = (int) Math.min(id * 2L, limits.maxNodes() + 1L); // ids never pass the ceiling
+                nodeHash = Arrays.copyOf(nodeHash, n);
+                nodeParent = Arrays.copyOf(nodeParent, n);
+                ownerCount = Arrays.copyOf(ownerCount, n);
+                owners = Arrays.copyOf(owners, n);
+                childCount = Arrays.copyOf(childCount, n);
+            }
+        }
+        nodeHash[id] = tokensHash;
+        nodeParent[id] = parent;
+        ownerCount[id] = 0;
+        childCount[id] = 0;
+        childCount[parent]++;
+        liveNodes++;
+        if (liveNodes > (childMask + 1) / 2) {
+            rehashChildren((childMask + 1) * 2);
+        }
+        int i = childSlot(parent, tokensHash, childMask);
+        while (children[i] != 0) {
+            i = (i + 1) & childMask;
+        }
+        children[i] = id;
+        return id;
+    }
+
+    private static int childSlot(int parent, long tokensHash, int mask) {
+        long h = (tokensHash ^ ((long) parent * 0xC2B2AE3D27D4EB4FL)) * 0x9E3779B97F4A7C15L;
+        return (int) (h ^ (h >>> 29)) & mask;
+    }
+
+    private int findChildWriter(int parent, long tokensHash) {
+        for (int i = childSlot(parent, tokensHash, childMask); ; i = (i + 1) & childMask) {
+            int c = children[i];
+            if (c == 0 || (nodeParent[c] == parent && nodeHash[c] == tokensHash)) {
+                return c;
+            }
+        }
+    }
+
+    private void unlinkChild(int node) {
+        int mask = childMask;
+        int[] table = children;
+        int hole = childSlot(nodeParent[node], nodeHash[node], mask);
+        while (table[hole] != node) {
+            hole = (hole + 1) & mask;
+        }
+        int i = hole;
+        while (true) {
+            i = (i + 1) & mask;
+            int c = table[i];
+            if (c == 0) {
+                table[hole] = 0;
+                return;
+            }
+            int home = childSlot(nodeParent[c], nodeHash[c], mask);
+            boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+            if (!stays) {
+                table[hole] = c;
+                hole = i;
+            }
+        }
+    }
+
+    private void rehashChildren(int capacity) {
+        int[] table = new int[capacity];
+        int mask = capacity - 1;
+        for (int c : children) {
+            if (c != 0) {
+                int i = childSlot(nodeParent[c], nodeHash[c], mask);
+                while (table[i] != 0) {
+                    i = (i + 1) & mask;
+                }
+                table[i] = c;
+            }
+        }
+        childMask = mask;
+        children = table;
+    }
+
+    // ---------------------------------------------------------------- read side
+
+    /**
+     * Each rank's longest contiguous prefix of {@code hashes} (the request's per-block {@code tokens_hash}
+     * values, from the first block), deepest first. Lock-free, allocation-free at steady state (a per-thread
+     * scratch of {@code maxOwnersPerNode} ints is made once per thread); see the class comment for how a
+     * reader gets a consistent view.
+     */
+    @Override
+    public void findMatches(BlockHashes hashes, OverlapScores out) {
+        long[] keys = hashes.hashes();
+        Scratch s = scratch.get();
+        for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+            long stamp = lock.tryOptimisticRead();
+            if (stamp == 0) {
+                Thread.onSpinWait();
+                continue;
+            }
+            out.clear();
+            boolean walked;
+            try {
+                walked = walk(keys, s, out);
+            } catch (RuntimeException raced) { // a torn read in a race; the stamp will not validate
+                walked = false;
+            }
+            if (lock.validate(stamp) && walked) {
+                return;
+            }
+        }
+        out.clear();
+        contendedReads.increment();
+    }
+
+    /** One optimistic walk; false when what it read cannot be a whole state (a race). */
+    private boolean walk(long[] keys, Scratch s, OverlapScores out) {
+        // Read every array reference once: the writer may replace them while growing.
+        long[] hash = nodeHash;
+        int[] parent = nodeParent;
+        int[] counts = ownerCount;
+        long[][] lists = owners;
+        int[] table = children;
+        long[] workers = rankWorker;
+        int[] dps = rankDp;
+        int mask = table.length - 1;
+        int nodes = Math.min(hash.length, Math.min(parent.length, Math.min(counts.length, lists.length)));
+        int[] cand = s.candidates;
+        int[] next = s.next;
+        int candidates = 0;
+        int dropped = 0;
+        int node = ROOT;
+        int depth = 0;
+        for (; depth < keys.length; depth++) {
+            long key = keys[depth];
+            int child = 0;
+            for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+                int c = table[i];
+                if (c == 0) {
+                    break;
+                }
+                if (c < nodes && parent[c] == node && hash[c] == key) {
+                    child = c;
+                    break;
+                }
+            }
+            if (child == 0) {
+                break;
+            }
+            long[] list = lists[child];
+            int n = list == null ? 0 : Math.min(counts[child], Math.min(list.length, cand.length));
+            if (n <= 0) {
+                break;
+            }
+            if (depth == 0) {
+                for (int j = 0; j < n; j++) {
+                    cand[j] = (int) (list[j] >>> 32);
+                }
+                candidates = n;
+            } else {
+                // Sorted merge: candidates missing from this node stop at this depth.
+                int kept = 0;
+                int j = 0;
+                for (int k = 0; k < candidates; k++) {
+                    int rank = cand[k];
+                    while (j < n && (int) (list[j] >>> 32) < rank) {
+                        j++;
+                    }
+                    if (j < n && (int) (list[j] >>> 32) == rank) {
+                        next[kept++] = rank;
+                    } else if (dropped < s.droppedRank.length) {
+                        s.droppedRank[dropped] = rank;
+                        s.droppedDepth[dropped++] = depth;
+                    }
+                }
+                System.arraycopy(next, 0, cand, 0, kept);
+                candidates = kept;
+                if (kept == 0) {
+                    break;
+                }
+            }
+            node = child;
+        }
+        // Deepest first: the survivors, then the dropped ranks from the last to stop to the first.
+        int ranks = Math.min(workers.length, dps.length);
+        for (int k = 0; k < candidates; k++) {
+            if (!emit(out, cand[k], depth, workers, dps, ranks)) {
+                return true;
+            }
+        }
+        for (int k = dropped - 1; k >= 0; k--) {
+            if (!emit(out, s.droppedRank[k], s.droppedDepth[k], workers, dps, ranks)) {
+                return true;
+            }
+        }
+        return true;
+    }
+
+    private static boolean emit(OverlapScores out, int rank, int depth, long[] workers, int[] dps, int ranks) {
+        if (rank < 0 || rank >= ranks) {
+            throw new IllegalStateException("torn rank id"); // only in a race: the stamp will not validate
+        }
+        return out.add(workers[rank], dps[rank], depth);
+    }
+
+    /** One reader thread's reusable arrays. */
+    private static final class Scratch {
+        final int[] candidates;
+        final int[] next;
+        final int[] droppedRank;
+        final int[] droppedDepth;
+
+        Scratch(int maxOwners) {
+            candidates = new int[maxOwners];
+            next = new int[maxOwners];
+            droppedRank = new int[maxOwners];
+            droppedDepth = new int[maxOwners];
+        }
+    }
+}
