@@ -12,7 +12,6 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -110,13 +109,8 @@ final class DefaultLoadSupervisor extends StartStopSupport implements LoadSuperv
         }
         LOG.info("dynamo.load transport or direct_allow_cidrs changed: restarting {} kv_metrics subscriptions",
                 running.size());
-        CompletableFuture<Void> stopping = running.stopAll(group());
-        ZmtpConnector previous = connector;
+        running.stopAllClosing(group(), connector);
         connector = dialer.connectorFor(next, KvMetricsSubscription.FAMILY);
-        if (previous != null) {
-            // Closed only once the old subscriptions are down: a resolution in flight still needs its pool.
-            stopping.whenComplete((v, e) -> previous.close());
-        }
         update(targets);
     }
 
@@ -146,31 +140,9 @@ final class DefaultLoadSupervisor extends StartStopSupport implements LoadSuperv
     @Override
     protected synchronized CompletableFuture<Void> doStop() {
         stopped = true;
-        EventLoopGroup g = group;
-        CompletableFuture<Void> stopping = g == null ? CompletableFuture.completedFuture(null) : running.stopAll(g);
         ZmtpConnector c = connector;
         connector = null;
-        CompletableFuture<Void> following = followExecutor.stop();
-        EventLoopGroup owned = givenGroup == null ? group : null;
-        return stopping
-                .orTimeout(settings.stopGrace.toMillis() + 1_000, TimeUnit.MILLISECONDS)
-                .handle((v, e) -> {
-                    if (c != null) {
-                        c.close();
-                    }
-                    metrics.close();
-                    return null;
-                })
-                .thenCompose(ignored -> following)
-                .thenCompose(ignored -> {
-                    CompletableFuture<Void> loops = new CompletableFuture<>();
-                    if (owned == null) {
-                        loops.complete(null);
-                    } else {
-                        owned.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> loops.complete(null));
-                    }
-                    return loops;
-                });
+        return running.shutdown(group, c, metrics::close, followExecutor.stop(), givenGroup == null ? group : null);
     }
 
     @Override

@@ -110,6 +110,47 @@ public final class SubscriptionSet {
     }
 
     /**
+     * A transport switch: stops every subscription (keeping what each delivered) and closes {@code previous}
+     * once they are down, since a resolution in flight still needs its pool. The caller then {@link #update}s
+     * under the new connector.
+     */
+    public void stopAllClosing(EventLoopGroup group, @Nullable ZmtpConnector previous) {
+        CompletableFuture<Void> stopping = stopAll(group);
+        if (previous != null) {
+            stopping.whenComplete((v, e) -> previous.close());
+        }
+    }
+
+    /**
+     * The owner's stop: stops every subscription (each within the stop grace, the whole within the grace and a
+     * second), then closes {@code connector} and runs {@code afterwards} (removing meters), then waits for
+     * {@code following} (the owner's registry-following thread) and shuts down {@code owned} (the event loops
+     * the owner created, or null); completes when those threads have ended.
+     */
+    public CompletableFuture<Void> shutdown(@Nullable EventLoopGroup group, @Nullable ZmtpConnector connector,
+            Runnable afterwards, CompletableFuture<Void> following, @Nullable EventLoopGroup owned) {
+        CompletableFuture<Void> stopping = group == null ? CompletableFuture.completedFuture(null) : stopAll(group);
+        return stopping.orTimeout(stopGrace.toMillis() + 1_000, TimeUnit.MILLISECONDS)
+                .handle((v, e) -> {
+                    if (connector != null) {
+                        connector.close();
+                    }
+                    afterwards.run();
+                    return null;
+                })
+                .thenCompose(ignored -> following)
+                .thenCompose(ignored -> {
+                    CompletableFuture<Void> loops = new CompletableFuture<>();
+                    if (owned == null) {
+                        loops.complete(null);
+                    } else {
+                        owned.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> loops.complete(null));
+                    }
+                    return loops;
+                });
+    }
+
+    /**
      * Stops every subscription as departed (what each delivered goes with it), as when the family is turned off.
      * Completes when all have stopped.
      */

@@ -33,7 +33,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
@@ -72,7 +71,6 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
     private final KvEventIngest ingest;
     private final ChannelDialer dialer;
     private final SubscriptionSet running;
-    private final Duration stopGrace;
     private final @Nullable EventLoopGroup givenGroup;
     private final OwnedExecutor followExecutor = OwnedExecutor.fixed("kv-supervisor", 1);
     private final MeterRegistry registry;
@@ -89,7 +87,6 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
     private KvSupervisor(Builder b) {
         this.ingest = b.ingest;
         this.dialer = b.dialer;
-        this.stopGrace = b.stopGrace;
         this.givenGroup = b.eventLoopGroup;
         this.registry = b.registry;
         this.enabled = b.enabled;
@@ -177,12 +174,8 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
         }
         LOG.info("dynamo.load transport or direct_allow_cidrs changed: restarting {} kv-events subscriptions",
                 running.size());
-        CompletableFuture<Void> stopping = running.stopAll(g);
-        ZmtpConnector previous = connector;
+        running.stopAllClosing(g, connector);
         connector = dialer.connectorFor(next, FAMILY);
-        if (previous != null) {
-            stopping.whenComplete((v, e) -> previous.close());
-        }
         if (enabled) {
             running.update(publishers, connector, load.transport(), g);
         }
@@ -212,30 +205,10 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
     @Override
     protected synchronized CompletableFuture<Void> doStop() {
         stopped = true;
-        EventLoopGroup g = group;
-        CompletableFuture<Void> stopping = g == null ? CompletableFuture.completedFuture(null) : running.stopAll(g);
         ZmtpConnector c = connector;
         connector = null;
-        CompletableFuture<Void> following = followExecutor.stop();
-        EventLoopGroup owned = givenGroup == null ? g : null;
-        return stopping.orTimeout(stopGrace.toMillis() + 1_000, TimeUnit.MILLISECONDS)
-                .handle((v, e) -> {
-                    if (c != null) {
-                        c.close();
-                    }
-                    meters.forEach(registry::remove);
-                    return null;
-                })
-                .thenCompose(ignored -> following)
-                .thenCompose(ignored -> {
-                    CompletableFuture<Void> loops = new CompletableFuture<>();
-                    if (owned == null) {
-                        loops.complete(null);
-                    } else {
-                        owned.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> loops.complete(null));
-                    }
-                    return loops;
-                });
+        return running.shutdown(group, c, () -> meters.forEach(registry::remove), followExecutor.stop(),
+                givenGroup == null ? group : null);
     }
 
     @Override
