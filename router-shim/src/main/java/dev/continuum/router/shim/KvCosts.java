@@ -3,8 +3,9 @@ package dev.continuum.router.shim;
 /**
  * The KV-aware cost formulas, in blocks (lower is better), over fleet counters already read as magnitudes
  * ({@link LoadCosts#magnitude}); see {@code docs/kv-routing.md}. They follow upstream's
- * {@code worker_logit} (ai-dynamo/dynamo, {@code lib/kv-router/src/scheduling/selector.rs}) without the
- * host/disk tiers, the credit decay and the taint multiplier, which this router has no signal for.
+ * {@code worker_logit} (ai-dynamo/dynamo, {@code lib/kv-router/src/scheduling/selector.rs} at commit
+ * 01690d42e3b9) without the host/disk tiers, the credit decay and the taint multiplier, which this router has
+ * no signal for.
  */
 final class KvCosts {
     /** Upstream's default bypass bound on the uncached prompt tokens (its {@code eff_isl_threshold}). */
