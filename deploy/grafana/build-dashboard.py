@@ -136,7 +136,8 @@ panel("Selections by role and reason",
       [("sum by (role, reason) (rate(continuum_dynamo_selection_total%s[$__rate_interval]))" % SEL,
         "{{role}} {{reason}}")], "ops",
       description="load: chosen by a fresh load sample; round_robin_*: no usable signal; no_prefill_pool: no "
-                  "prefill pin was needed or possible.")
+                  "prefill pin was needed or possible; kv_aware: the KV formula; conditional_bypass: the decode "
+                  "worker prefilled.")
 panel("Chat completions by routing path",
       [("sum by (routing_path) (rate(disaggregated_requests_total%s[$__rate_interval]))" % SEL, "{{routing_path}}")],
       "reqps")
@@ -161,6 +162,27 @@ panel("KV artifacts and tokenizer loads",
 panel("Model fallbacks by reason",
       [("sum by (reason) (rate(continuum_model_fallbacks_total%s[$__rate_interval]))" % SEL, "{{reason}}")],
       "reqps", description="A request served by a model of its fallback chain (x-continuum-fallback-model).")
+end_row()
+
+row("KV-aware routing")
+panel("KV selections by result",
+      [("sum by (result) (rate(continuum_dynamo_kv_selection_total%s[$__rate_interval]))" % SEL, "{{result}}")],
+      "ops", description="overlap / no_overlap: scored with the KV formula; bypass: conditional disaggregation; "
+                         "the rest took the load-based decision (see docs/kv-routing.md).")
+panel("kv-events subscriptions",
+      [("sum by (state, transport) (continuum_dynamo_kv_subscriptions%s)" % SEL, "{{state}} {{transport}}"),
+       ("sum(increase(continuum_dynamo_kv_transport_refusals_total%s[$__rate_interval]))" % SEL, "refused")])
+panel("kv-events by result",
+      [("sum by (result) (rate(continuum_dynamo_kv_events_total%s[$__rate_interval]))" % SEL, "{{result}}")],
+      "ops", description="indexed, or why not: replays, gaps, identity mismatches, ceilings, other tiers.")
+panel("KV index size",
+      [("max(continuum_dynamo_kv_index_nodes%s)" % SEL, "nodes"),
+       ("max(continuum_dynamo_kv_index_ownerships%s)" % SEL, "ownerships"),
+       ("sum(rate(continuum_dynamo_kv_index_contended_lookups_total%s[$__rate_interval]))" % SEL,
+        "contended lookups/s")])
+panel("KV index blocks per rank",
+      [("max by (namespace, worker, dp_rank) (continuum_dynamo_kv_index_rank_blocks%s)" % SEL,
+        "{{worker}}/{{dp_rank}}")])
 end_row()
 
 row("Configuration and process")

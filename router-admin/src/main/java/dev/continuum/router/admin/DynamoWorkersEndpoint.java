@@ -6,30 +6,39 @@ import dev.continuum.router.core.http.LocalRequest;
 import dev.continuum.router.core.http.LocalResponse;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.admin.DynamoWorkersJson;
+import dev.continuum.router.load.ChannelFamilyView;
 import dev.continuum.router.load.LoadAdminView;
 import dev.continuum.router.load.LoadSupervisor;
 import java.util.Map;
 
 /**
  * {@code GET /admin/dynamo/workers}: discovery's view of the fleet (always, {@code "enabled": false}
- * when discovery is off) with the load subsystem's {@code load_publishers} and {@code subscriptions}
- * merged in. Both renderers already leave out transport addresses and raw cards.
+ * when discovery is off) with the load and KV subsystems' {@code load_publishers}, {@code kv_event_publishers}
+ * and {@code subscriptions} (kv_metrics, then kv-events) merged in. Both renderers already leave out transport
+ * addresses and raw cards.
  */
 public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DynamoRegistry registry;
     private final LoadSupervisor load;
+    private final ChannelFamilyView kvEvents;
 
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load) {
+        this(registry, load, ChannelFamilyView.NONE);
+    }
+
+    /** @param kvEvents the KV supervisor's kv-events subscriptions */
+    public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents) {
         this.registry = registry;
         this.load = load;
+        this.kvEvents = kvEvents;
     }
 
     @Override
     public LocalResponse handle(LocalRequest request) throws Exception {
         ObjectNode body = DynamoWorkersJson.render(registry.snapshot());
-        for (Map.Entry<String, Object> e : LoadAdminView.render(load).entrySet()) {
+        for (Map.Entry<String, Object> e : LoadAdminView.render(load, kvEvents).entrySet()) {
             body.set(e.getKey(), JSON.valueToTree(e.getValue()));
         }
         return LocalResponse.json(200, JSON.writeValueAsBytes(body));

@@ -20,9 +20,15 @@ import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.dispatch.KvPipeline;
+import dev.continuum.router.kv.index.IndexLimits;
+import dev.continuum.router.kv.index.KvIndexWriter;
+import dev.continuum.router.kv.supervisor.KvSupervisor;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptLimits;
+import dev.continuum.router.shim.DynamoWorkerPicker;
+import dev.continuum.router.shim.KvPickerSettings;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.ShimDispatcher;
 import io.netty.handler.codec.http.HttpMethod;
@@ -162,6 +168,17 @@ final class RouterProcess implements AutoCloseable {
                 new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
                         Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")),
                 registry, System.getenv(), ticker));
+        // The KV index (its single writer thread) and the kv-events subscriptions feeding it. Built whatever
+        // dynamo.kv.enabled says, so a reload can turn KV routing on or off without touching discovery; while
+        // it is off no subscription runs and the picker is the load-based one.
+        KvConfig kvAtStart = config.dynamo().section(sections.kv());
+        KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
+        KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(kvAtStart.enabled())
+                .load(config.dynamo().section(sections.load())).ticker(ticker).build());
+        stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));
+        // Read once per pick: kept as one object, replaced on reload, so a pick allocates no settings.
+        AtomicReference<KvPickerSettings> kvSettings = new AtomicReference<>(kvAtStart.pickerSettings());
+        DynamoWorkerPicker kvPicker = picking.kvAware(kvIndex.index(), kvSettings::get, registry);
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
@@ -170,7 +187,7 @@ final class RouterProcess implements AutoCloseable {
                 () -> store.renderer().tree(store.current()),
                 store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
-                        new DynamoWorkersEndpoint(discovery.registry(), load))
+                        new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents))
                 .build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
@@ -189,14 +206,20 @@ final class RouterProcess implements AutoCloseable {
         // request, so reloads need no re-wiring here. With dynamo.kv on, a model with pinned artifacts has its
         // prompt encoded off the event loops first; everything else takes the shim dispatch as it is.
         ShimDispatcher shim = ShimDispatcher.create(discovery.registry()::snapshot,
-                () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry);
+                () -> store.current().dynamo().section(sections.shim()),
+                kvAtStart.enabled() ? kvPicker : picking.picker(), registry);
         server.proxy().dispatchHook(kv.hook(shim, discovery.registry()::snapshot,
                 () -> store.current().dynamo().section(sections.shim())));
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
             load.reconfigure(after.dynamo().section(sections.load()));
-            kv.reconfigure(after.dynamo().section(sections.kv()));
+            KvConfig kvNext = after.dynamo().section(sections.kv());
+            kv.reconfigure(kvNext);
+            kvSettings.set(kvNext.pickerSettings());
+            kvEvents.reconfigure(after.dynamo().section(sections.load()));
+            kvEvents.enabled(kvNext.enabled());
+            shim.setPicker(kvNext.enabled() ? kvPicker : picking.picker());
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());
         });

@@ -41,11 +41,12 @@ class RouterLifecycleTest {
     /** The order of docs/operations.md. */
     private static final List<String> START_ORDER = List.of("meter registry", "JVM metrics", "continuum-blocking threads",
             "Dynamo discovery", "load supervisor", "load following discovery", "picker upkeep", "kv pipeline",
-            "HTTP server", "config store");
+            "KvIndexWriter", "kv supervisor", "kv-events following discovery", "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",
-            "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-");
+            "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-", "continuum-kv-events-",
+            "kv-supervisor-", "kv-index-writer");
 
     @TempDir
     Path dir;

@@ -20,6 +20,21 @@ public final class LoadAdminView {
     }
 
     /**
+     * From a running load supervisor and the kv-events family: {@code load_publishers},
+     * {@code kv_event_publishers}, and one {@code subscriptions} list with the kv_metrics subscriptions first.
+     */
+    public static Map<String, Object> render(LoadSupervisor supervisor, ChannelFamilyView kvEvents) {
+        List<SubscriptionView> all = new ArrayList<>(supervisor.subscriptions());
+        all.addAll(kvEvents.subscriptions());
+        Map<String, Object> rendered = render(supervisor.loadPublishers(), all);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("load_publishers", rendered.get("load_publishers"));
+        out.put("kv_event_publishers", kvEvents.publishers());
+        out.put("subscriptions", rendered.get("subscriptions"));
+        return out;
+    }
+
+    /**
      * @param loadPublishers kv_metrics publishers discovered (admitted or not)
      * @param subscriptions  running subscriptions, in the order to show
      * @return {@code {"load_publishers": n, "subscriptions": [{family, publisher_id, namespace, component,

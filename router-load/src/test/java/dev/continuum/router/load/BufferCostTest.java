@@ -44,7 +44,7 @@ class BufferCostTest {
                             pub.publish(1, 0, null, 1L);
                             return supervisor.store().latest(worker(1), 0) != null;
                         });
-                KvMetricsSubscription s = supervisor.subscription(publisher(7, "").id());
+                ChannelSubscription s = supervisor.subscription(publisher(7, "").id());
                 long idle = idleBytes(allocator, s);
 
                 pub.send(Fixtures.message(7, pub.nextSequence(), largeActiveLoad()));
@@ -61,7 +61,7 @@ class BufferCostTest {
         }
     }
 
-    private static long idleBytes(UnpooledByteBufAllocator allocator, KvMetricsSubscription s) {
+    private static long idleBytes(UnpooledByteBufAllocator allocator, ChannelSubscription s) {
         // Reads and writes finish on the event loop; wait until Netty holds nothing transient.
         await().atMost(Duration.ofSeconds(5)).until(() ->
                 allocator.metric().usedHeapMemory() + allocator.metric().usedDirectMemory() == 0);

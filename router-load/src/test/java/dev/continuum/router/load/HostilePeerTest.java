@@ -89,7 +89,7 @@ class HostilePeerTest {
 
                 await().atMost(Duration.ofSeconds(20)).until(() ->
                         supervisor.metrics().total(LoadEventResult.TRANSPORT_REFUSED) >= 2 && connections.get() >= 2);
-                KvMetricsSubscription s = supervisor.subscription(publisher(7, "").id());
+                ChannelSubscription s = supervisor.subscription(publisher(7, "").id());
                 assertThat(s.state()).isNotEqualTo(SubscriptionState.CONNECTED);
                 assertThat(s.retainedBufferBytes()).isLessThanOrEqualTo(ZmtpLimits.INITIAL_BUFFER_BYTES);
                 assertThat(supervisor.store().size()).isZero();

@@ -31,4 +31,34 @@ class LoadAdminViewTest {
         assertThat(out).containsExactly(Map.entry("load_publishers", 3), Map.entry("subscriptions", List.of(first, second)));
         assertThat(out.toString()).doesNotContain("tcp://");
     }
+
+    @Test
+    void mergesTheKvEventsFamilyAfterKvMetricsWithItsPublisherCount() {
+        LoadSupervisor load = LoadSupervisor.builder(new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+                .build();
+        SubscriptionView events = new SubscriptionView("kv-events", 2046540, "dynamo", "decode",
+                SubscriptionState.PENDING, Transport.BROKER);
+        ChannelFamilyView kv = new ChannelFamilyView() {
+            @Override
+            public int publishers() {
+                return 2;
+            }
+
+            @Override
+            public List<SubscriptionView> subscriptions() {
+                return List.of(events);
+            }
+        };
+        Map<String, Object> out = LoadAdminView.render(load, kv);
+        assertThat(out.keySet()).containsExactly("load_publishers", "kv_event_publishers", "subscriptions");
+        assertThat(out.get("kv_event_publishers")).isEqualTo(2);
+        assertThat(out.get("load_publishers")).isEqualTo(0);
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> rows = (List<Map<String, Object>>) out.get("subscriptions");
+        assertThat(rows).singleElement().satisfies(r -> {
+            assertThat(r).containsEntry("family", "kv-events").containsEntry("publisher_id", "2046540")
+                    .containsEntry("state", "pending").containsEntry("transport", "broker");
+        });
+        assertThat(LoadAdminView.render(load, ChannelFamilyView.NONE)).containsEntry("kv_event_publishers", 0);
+    }
 }

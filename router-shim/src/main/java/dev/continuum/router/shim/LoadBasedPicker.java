@@ -55,7 +55,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     }
 
     /** Per-thread working space of one decision; never shared, grown to the largest candidate count seen. */
-    private static final class Scratch {
+    static final class Scratch {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
         CandidateRanks[] parts = new CandidateRanks[4];
@@ -128,7 +128,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         index(snapshot);
     }
 
-    private CandidateIndex index(DynamoSnapshot snapshot) {
+    CandidateIndex index(DynamoSnapshot snapshot) {
         CandidateIndex current = index;
         FleetView fleet = snapshot.fleet();
         // A snapshot older than the index's (read just before a registry swap) is served from the newer index:
@@ -146,7 +146,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
      * Chooses among the {@code n} candidates of the first {@code parts} entries of {@code scratch.parts} and
      * leaves the winner in {@code scratch.part}/{@code scratch.at}.
      */
-    private SelectionReason choose(Scratch scratch, int parts, int n, boolean decode, AtomicLong cursor,
+    SelectionReason choose(Scratch scratch, int parts, int n, boolean decode, AtomicLong cursor,
             boolean signal, long est, long now) {
         if (!signal) {
             locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
@@ -247,7 +247,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     }
 
     /** Sets {@code scratch.part}/{@code scratch.at} to the {@code position}-th candidate of the parts. */
-    private static void locate(Scratch scratch, int parts, long position) {
+    static void locate(Scratch scratch, int parts, long position) {
         int left = (int) position;
         for (int part = 0; part < parts; part++) {
             int size = scratch.parts[part].size;
@@ -261,7 +261,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         throw new IllegalStateException("candidate " + position + " out of range");
     }
 
-    private Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p,
+    Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p,
             long est, long now) {
         long decodeTicket = add(decode, d, est, prefill == null, now);
         if (prefill == null) {
@@ -274,6 +274,23 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         LoadSample latest = store.latest(ranks.keys[i]);
         return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
                 latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
+    }
+
+    /** This thread's working space (the KV-aware picker shares it for its candidate parts). */
+    static Scratch scratch() {
+        return SCRATCH.get();
+    }
+
+    SelectionMetrics metrics() {
+        return metrics;
+    }
+
+    LoadStore store() {
+        return store;
+    }
+
+    LongSupplier ticker() {
+        return ticker;
     }
 
     /** Trims the ledger and forgets departed ranks; run periodically by the upkeep task. */

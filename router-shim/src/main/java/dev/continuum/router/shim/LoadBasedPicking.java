@@ -11,6 +11,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -74,6 +75,20 @@ public final class LoadBasedPicking extends StartStopSupport {
     /** The picker to hand to the dispatcher; usable in any lifecycle state. */
     public DynamoWorkerPicker picker() {
         return picker;
+    }
+
+    /**
+     * The KV-aware picker over this picking's load-based picker: the same candidate index, dispatch ledger and
+     * selection counters (so switching between the two on a reload loses no unanswered dispatch), plus
+     * {@code continuum_dynamo_kv_selection_total}. Softmax sampling draws from {@link ThreadLocalRandom}.
+     *
+     * @param index    the KV index's read side
+     * @param settings the live {@code dynamo.kv} knobs, read once per pick
+     * @param meters   where {@code continuum_dynamo_kv_selection_total} is registered
+     */
+    public DynamoWorkerPicker kvAware(PrefixOverlap index, Supplier<KvPickerSettings> settings, MeterRegistry meters) {
+        return new KvAwarePicker(picker, index, settings, new KvSelectionMetrics(meters),
+                () -> ThreadLocalRandom.current().nextDouble());
     }
 
     @Override

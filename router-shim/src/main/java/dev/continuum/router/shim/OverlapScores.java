@@ -12,6 +12,15 @@ public final class OverlapScores {
     private final int[] ranks;
     private final int[] blocks;
     private int size;
+    /**
+     * An open-addressing index from (worker, rank) to position + 1, built on the first lookup after a change
+     * and valid while {@code indexedStamp == stamp}; entries of older stamps count as empty, so clearing
+     * costs nothing.
+     */
+    private final int[] slots;
+    private final int[] slotStamps;
+    private int stamp = 1;
+    private int indexedStamp;
 
     /** @param capacity the most ranks one answer holds (a node has at most this many owners) */
     public OverlapScores(int capacity) {
@@ -21,10 +30,21 @@ public final class OverlapScores {
         workers = new long[capacity];
         ranks = new int[capacity];
         blocks = new int[capacity];
+        int tableSize = Integer.highestOneBit(Math.max(1, capacity - 1)) << 2;
+        slots = new int[tableSize];
+        slotStamps = new int[tableSize];
     }
 
     public void clear() {
         size = 0;
+        changed();
+    }
+
+    private void changed() {
+        if (++stamp == 0) { // wrapped after 2^32 changes: forget every stamp once
+            java.util.Arrays.fill(slotStamps, 0);
+            stamp = 1;
+        }
     }
 
     public int size() {
@@ -47,6 +67,7 @@ public final class OverlapScores {
         ranks[size] = dpRank;
         blocks[size] = Math.max(0, matchedBlocks);
         size++;
+        changed();
         return true;
     }
 
@@ -65,14 +86,52 @@ public final class OverlapScores {
         return blocks[i];
     }
 
-    /** The matched depth of (worker, dp_rank), 0 when absent. Linear: answers hold few ranks. */
+    /**
+     * The matched depth of (worker, dp_rank), 0 when absent. Constant time: the first lookup after a change
+     * indexes the answer (linear in its size), so a picker scoring n candidates against m matches does
+     * O(n + m) work rather than O(n * m). Allocates nothing.
+     */
     public int matchedBlocksOf(long workerId, int dpRank) {
-        for (int i = 0; i < size; i++) {
+        if (size <= LINEAR_SCAN) {
+            for (int i = 0; i < size; i++) {
+                if (workers[i] == workerId && ranks[i] == dpRank) {
+                    return blocks[i];
+                }
+            }
+            return 0;
+        }
+        if (indexedStamp != stamp) {
+            index();
+        }
+        int mask = slots.length - 1;
+        for (int h = hash(workerId, dpRank) & mask; slotStamps[h] == stamp; h = (h + 1) & mask) {
+            int i = slots[h] - 1;
             if (workers[i] == workerId && ranks[i] == dpRank) {
                 return blocks[i];
             }
         }
         return 0;
+    }
+
+    /** Answers this small are scanned rather than indexed. */
+    private static final int LINEAR_SCAN = 8;
+
+    private void index() {
+        int mask = slots.length - 1;
+        for (int i = 0; i < size; i++) {
+            int h = hash(workers[i], ranks[i]) & mask;
+            while (slotStamps[h] == stamp) {
+                h = (h + 1) & mask;
+            }
+            slotStamps[h] = stamp;
+            slots[h] = i + 1;
+        }
+        indexedStamp = stamp;
+    }
+
+    private static int hash(long workerId, int dpRank) {
+        long h = (workerId ^ ((long) dpRank << 32 | (dpRank & 0xFFFF_FFFFL))) * 0x9E37_79B9_7F4A_7C15L;
+        return (int) (h ^ (h >>> 29));
     }
 
     private void checkIndex(int i) {

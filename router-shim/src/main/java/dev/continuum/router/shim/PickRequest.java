@@ -15,12 +15,20 @@ import org.jspecify.annotations.Nullable;
  * @param estimatedPromptTokens see {@link dev.continuum.router.core.proxy.PromptTokens#estimate}
  * @param prompt                the rendered prompt's length and block hashes, or null when the KV pipeline did not
  *                              encode the request (KV routing off, no pinned artifacts, a fallback)
+ * @param kvFallback            why the KV pipeline did not encode it (one of the fallback results of
+ *                              {@link KvSelectionResult}), or null when it did or was not asked to
  */
 public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
-                          @Nullable PromptBlocks prompt) {
+                          @Nullable PromptBlocks prompt, @Nullable KvSelectionResult kvFallback) {
     /** A request the KV pipeline did not encode. */
     public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
-        this(model, namespaces, estimatedPromptTokens, null);
+        this(model, namespaces, estimatedPromptTokens, null, null);
+    }
+
+    /** A request the KV pipeline encoded ({@code prompt}) or did not (null, reason unknown). */
+    public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
+            @Nullable PromptBlocks prompt) {
+        this(model, namespaces, estimatedPromptTokens, prompt, null);
     }
 
     public PickRequest {

@@ -85,7 +85,17 @@ public final class ShimDispatcher implements DispatchHook {
      * not (null). Safe on any thread: the KV path calls it where the prompt was encoded.
      */
     public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt) {
-        DispatchPlan plan = planOrNull(request, prompt);
+        return plan(request, prompt, null);
+    }
+
+    /**
+     * As {@link #plan(DispatchRequest, PromptBlocks)}, for a request the KV pipeline did not encode, with the
+     * reason ({@code fallback}, one of the fallback results of {@link KvSelectionResult}) for the KV-aware
+     * picker to count.
+     */
+    public @Nullable DispatchPlan plan(DispatchRequest request, @Nullable PromptBlocks prompt,
+            @Nullable KvSelectionResult fallback) {
+        DispatchPlan plan = planOrNull(request, prompt, fallback);
         if (plan == null && !request.resend()) {
             // A resend without a plan is counted by its request's earlier plan, when that one ends.
             metrics.request(RoutingPath.UNIFIED);
@@ -93,7 +103,8 @@ public final class ShimDispatcher implements DispatchHook {
         return plan;
     }
 
-    private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt) {
+    private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt,
+            @Nullable KvSelectionResult fallback) {
         DynamoSnapshot snapshot = snapshots.get();
         ShimConfig shim = config.get();
         if (!snapshot.enabled() || !shim.configured()) {
@@ -104,7 +115,7 @@ public final class ShimDispatcher implements DispatchHook {
             return null;
         }
         Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                offer.namespaces(), request.estimatedPromptTokens(), prompt));
+                offer.namespaces(), request.estimatedPromptTokens(), prompt, fallback));
         if (selection == null) {
             return null;
         }
@@ -115,10 +126,14 @@ public final class ShimDispatcher implements DispatchHook {
             return null;
         }
         WorkerPin decode = selection.decode();
+        // A conditional-disaggregation bypass pins the decode worker alone, by instance ID only
+        // (docs/kv-routing.md): the frontend runs the whole request there.
+        boolean bypass = selection.prefillReason() == SelectionReason.CONDITIONAL_BYPASS;
         WorkerPin prefill = selection.prefill();
         RoutingPath path = prefill != null ? RoutingPath.PREFILL_THEN_DECODE : RoutingPath.UNIFIED;
         Selection.Dispatch dispatch = selection.dispatch();
-        return new DispatchPlan(pool, pinHeaders(decode, prefill), disclosed(decode, prefill), path.label(),
+        Map<String, String> pins = bypass ? Map.of(WORKER_INSTANCE_ID, decode.decimal()) : pinHeaders(decode, prefill);
+        return new DispatchPlan(pool, pins, disclosed(decode, prefill), path.label(),
                 PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
                     dispatch.ended();
                     metrics.ended(path, outcome);

@@ -59,6 +59,7 @@ class ShimDispatchTest {
     private final TestUpstream plain = TestUpstream.start("plain").defaultReply(Reply.echo());
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
+    private final AtomicReference<ShimConfig> currentShim = new AtomicReference<>();
     private PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     /** What the dispatcher sees of the fleet on each ask (the fleet as set, unless a test says otherwise). */
     private Supplier<DynamoSnapshot> snapshots = fleet::get;
@@ -101,6 +102,7 @@ class ShimDispatchTest {
         server.start().join();
         port = ((InetSocketAddress) server.boundAddresses().get(0)).getPort();
         Supplier<DynamoSnapshot> seen = () -> snapshots.get();
+        currentShim.set(config.dynamo().section(section));
         ShimDispatcher dispatcher = ShimDispatcher.create(seen, () -> config.dynamo().section(section),
                 DynamoWorkerPicker.loadBased(load, load, registry), registry);
         server.proxy().dispatchHook(dispatcher);
@@ -190,6 +192,43 @@ class ShimDispatchTest {
         assertThat(registry.get(SelectionMetrics.SELECTIONS).tag("role", "decode").tag("reason", "round_robin_stale")
                 .counter().count()).isEqualTo(1);
         assertThat(plain.completionCount()).isZero();
+    }
+
+    @Test
+    void aConditionalBypassPinsTheDecodeWorkerAloneByInstanceIdAndRoutesUnified() {
+        startSingle(true);
+        // A prefill worker is registered, but the frontend emulators are told only of the decode worker: they
+        // serve a decode-only pin as a frontend that accepts conditional disaggregation does.
+        DynamoWorker decode = worker("dynamo", DECODE_ID, DECODE, MODEL, 0, 2);
+        DynamoWorker prefill = worker("dynamo", PREFILL_ID, PREFILL);
+        var events = new dev.continuum.router.discovery.DynamoPublisher(
+                new dev.continuum.router.discovery.PublisherId("dynamo", 5),
+                dev.continuum.router.discovery.PublisherTopic.KV_EVENTS, "decode", null, "tcp://127.0.0.1:5557");
+        fleet.set(new DynamoSnapshot(true, DiscoverySourceKind.ETCD, List.of("dynamo"), 1, true,
+                FleetView.of(List.of(decode, prefill), List.of(events))));
+        for (DirectModeShim s : List.of(shimA, shimB)) {
+            s.decode(DECODE_ID);
+        }
+        FixedOverlap index = new FixedOverlap().hold(DECODE_ID, 0, 4).hold(DECODE_ID, 1, 4);
+        LoadBasedPicker loadPicker = new LoadBasedPicker(load, load, new SelectionMetrics(registry));
+        KvAwarePicker kv = new KvAwarePicker(loadPicker, index,
+                () -> new KvPickerSettings(1.0, 1.0, 0, true, null), new KvSelectionMetrics(registry), () -> 0.5);
+        ShimDispatcher dispatcher = ShimDispatcher.create(fleet::get, () -> currentShim.get(), kv, registry);
+        PromptBlocks prompt = new PromptBlocks(64, List.of(new BlockHashes(16, new long[] {1, 2, 3, 4})));
+        server.proxy().dispatchHook(request -> dispatcher.plan(request, prompt));
+
+        HttpResponse<String> r = chat(MODEL, false, "x-backend", "");
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        DirectModeShim.Seen seen = allSeen().get(0);
+        assertThat(seen.header("x-dynamo-worker-instance-id")).isEqualTo("9223372036854775850");
+        assertThat(seen.headers().keySet()).filteredOn(h -> h.startsWith("x-dynamo-"))
+                .containsExactly("x-dynamo-worker-instance-id");
+        assertThat(r.headers().firstValue("x-continuum-routing-path")).hasValue("unified");
+        assertThat(r.headers().firstValue("x-continuum-prefill-instance-id")).isEmpty();
+        assertThat(registry.get(KvSelectionMetrics.NAME).tag("result", "bypass").counter().count()).isEqualTo(1);
+        assertThat(registry.get(SelectionMetrics.SELECTIONS).tag("role", "prefill")
+                .tag("reason", "conditional_bypass").counter().count()).isEqualTo(1);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.continuum.router.kv.config;
 
+import dev.continuum.router.shim.KvPickerSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -16,10 +17,10 @@ import org.jspecify.annotations.Nullable;
  * @param artifactCacheDir   where verified artifacts are kept ({@code <dir>/blobs/<checksum>}); null: under
  *                           {@code java.io.tmpdir}
  * @param sendTokenData      whether the rendered token IDs go on the shim body as {@code nvext.token_data}
- * @param overlapScoreCredit blocks of credit per overlapping block (picker; validated, not yet used)
- * @param prefillLoadScale   weight of the prefill term (picker; validated, not yet used)
- * @param routerTemperature  0 picks the lowest cost, above 0 samples by softmax (picker; validated, not yet used)
- * @param conditionalDisaggregation whether a decode worker may prefill locally (picker; validated, not yet used)
+ * @param overlapScoreCredit blocks of credit per overlapping block (the KV-aware picker's formula)
+ * @param prefillLoadScale   weight of the prefill term (the KV-aware picker's formula)
+ * @param routerTemperature  0 picks the lowest cost, above 0 samples by softmax
+ * @param conditionalDisaggregation whether a decode worker may prefill a mostly cached request itself
  */
 public record KvConfig(
         boolean enabled,
@@ -55,6 +56,12 @@ public record KvConfig(
             hex.add(p.substring(CHECKSUM_PREFIX.length()));
         }
         return Set.copyOf(hex);
+    }
+
+    /** The KV-aware picker's knobs. */
+    public KvPickerSettings pickerSettings() {
+        return new KvPickerSettings(overlapScoreCredit, prefillLoadScale, routerTemperature,
+                conditionalDisaggregation.enabled(), conditionalDisaggregation.decodeBusyThreshold());
     }
 
     /** The cache directory, {@code artifact_cache_dir} or its default. */

@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  *     pinned_artifacts: ["blake3:&lt;64 lowercase hex&gt;"]   # up to 1024; nothing is loaded unless pinned
  *     artifact_cache_dir: /var/cache/continuum-router/artifacts
  *     send_token_data: false
- *     overlap_score_credit: 1.0           # 0..1e6   (picker fields: validated, not yet used)
+ *     overlap_score_credit: 1.0           # 0..1e6   (the KV-aware picker's formula, docs/kv-routing.md)
  *     prefill_load_scale: 1.0             # 0..1e6
  *     router_temperature: 0.0             # 0..100
  *     conditional_disaggregation: {enabled: false, decode_busy_threshold: 0.9}   # threshold 0..1
@@ -34,9 +34,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class KvSection implements DynamoSection<KvConfig> {
     private static final Pattern CHECKSUM = Pattern.compile("blake3:[0-9a-f]{64}");
-    /** The picker that reads these arrives later: a key that parses must not look as if it acted. */
-    static final String NOT_YET_USED = "validated but not yet used: selection stays load-based until the KV-aware "
-            + "picker lands (see docs/kv-routing.md)";
     static final String DIRECT_MODE_BYPASS = "a dynamo.frontend in --router-mode direct refuses a request without a "
             + "prefill pin while prefill workers are registered (503 disaggregated_prefill_decode_unavailable)";
 
@@ -71,12 +68,6 @@ public final class KvSection implements DynamoSection<KvConfig> {
         boolean cdEnabled = cd.bool("enabled", false);
         ConfigNode thresholdNode = cd.get("decode_busy_threshold");
         Double threshold = thresholdNode.isPresent() ? bounded(thresholdNode, 1.0, 1.0) : null;
-        for (String picker : List.of("overlap_score_credit", "prefill_load_scale", "router_temperature",
-                "conditional_disaggregation")) {
-            if (node.get(picker).isPresent()) {
-                node.get(picker).warning(NOT_YET_USED);
-            }
-        }
         if (cdEnabled) {
             cd.get("enabled").warning(DIRECT_MODE_BYPASS);
         }

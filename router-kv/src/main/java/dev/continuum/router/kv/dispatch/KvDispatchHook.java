@@ -14,6 +14,7 @@ import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.PromptEncoder;
 import dev.continuum.router.kv.prompt.PromptEncoding;
 import dev.continuum.router.shim.BlockHashes;
+import dev.continuum.router.shim.KvSelectionResult;
 import dev.continuum.router.shim.PromptBlocks;
 import dev.continuum.router.shim.ShimConfig;
 import dev.continuum.router.shim.ShimDispatcher;
@@ -68,8 +69,10 @@ public final class KvDispatchHook implements DispatchHook {
         }
         ModelArtifacts m = resolver.resolve(snapshots.get(), kv, shimConfig.get().workerModel(request.model()));
         if (!(m instanceof ModelArtifacts.Ready ready)) {
-            metrics.unavailable(((ModelArtifacts.Unavailable) m).why());
-            return shim.plan(request);
+            ModelArtifacts.Why why = ((ModelArtifacts.Unavailable) m).why();
+            metrics.unavailable(why);
+            return shim.plan(request, null, why == ModelArtifacts.Why.ARTIFACT_UNPINNED
+                    ? KvSelectionResult.ARTIFACT_UNPINNED : KvSelectionResult.TOKENIZER_UNAVAILABLE);
         }
         // The request's body is borrowed for this call only: the encoder and the plan get a copy, rewritten as the
         // first usable shim replica will receive it (global_prompts), since that is the prompt its worker computes.
@@ -103,12 +106,22 @@ public final class KvDispatchHook implements DispatchHook {
         return out;
     }
 
+    /** The picker's label for an encoder fallback (the same vocabulary, one enum per module). */
+    static KvSelectionResult selectionResult(PromptEncoding.Reason reason) {
+        return switch (reason) {
+            case TOKENIZER_UNAVAILABLE -> KvSelectionResult.TOKENIZER_UNAVAILABLE;
+            case PROMPT_TOO_LARGE -> KvSelectionResult.PROMPT_TOO_LARGE;
+            case RENDER_UNAVAILABLE -> KvSelectionResult.RENDER_UNAVAILABLE;
+        };
+    }
+
     /** Runs where the encoding completed (the encoder's pool), never on an event loop. */
     private @Nullable DispatchPlan planEncoded(DispatchRequest request, byte[] body, PromptEncoding encoding,
             ModelArtifacts.Ready ready, KvConfig kv, ChatRewrite rendered, Map<String, ChatRewrite> replicas) {
         if (!(encoding instanceof PromptEncoding.Tokens tokens)) {
-            metrics.fallback(((PromptEncoding.Fallback) encoding).reason());
-            return shim.plan(request);
+            PromptEncoding.Reason reason = ((PromptEncoding.Fallback) encoding).reason();
+            metrics.fallback(reason);
+            return shim.plan(request, null, selectionResult(reason));
         }
         ObjectNode root;
         try {
@@ -119,7 +132,7 @@ public final class KvDispatchHook implements DispatchHook {
         if (root == null) {
             // Admission parsed it already; not expected, but never fatal.
             metrics.count(PromptResult.RENDER_UNAVAILABLE);
-            return shim.plan(request);
+            return shim.plan(request, null, KvSelectionResult.RENDER_UNAVAILABLE);
         }
         int[] ids = tokens.ids();
         BlockHasher hasher = BlockHasher.of(ready.loraName(), TokenDataBody.cacheSalt(root, request.tenantId()));

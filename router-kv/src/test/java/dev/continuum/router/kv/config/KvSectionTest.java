@@ -58,7 +58,7 @@ class KvSectionTest {
     }
 
     @Test
-    void bindsEveryKeyAndWarnsAboutThePickerFieldsNotYetUsed() {
+    void bindsEveryKeyAndWarnsOnlyAboutConditionalDisaggregationOnDynamo15() {
         LoadResult r = load("""
                 dynamo:
                   kv:
@@ -78,10 +78,13 @@ class KvSectionTest {
         assertThat(c.dynamo().section(SECTION)).isEqualTo(new KvConfig(true, false, true, List.of(PIN),
                 "/var/cache/kv", true, 0.5, 2.0, 0.25, new KvConfig.ConditionalDisaggregation(true, 0.9)));
         assertThat(c.dynamo().section(SECTION).pinnedHex()).containsExactly("ab".repeat(32));
+        // The picker fields are used now: the only warning left is the Dynamo 1.5.x direct-mode one.
         assertThat(lines(r.warnings())).contains(
-                "dynamo.kv.overlap_score_credit: " + KvSection.NOT_YET_USED,
-                "dynamo.kv.router_temperature: " + KvSection.NOT_YET_USED,
-                "dynamo.kv.conditional_disaggregation.enabled: " + KvSection.DIRECT_MODE_BYPASS);
+                "dynamo.kv.conditional_disaggregation.enabled: " + KvSection.DIRECT_MODE_BYPASS)
+                .noneMatch(w -> w.contains("overlap_score_credit") || w.contains("router_temperature")
+                        || w.contains("prefill_load_scale"));
+        assertThat(c.dynamo().section(SECTION).pickerSettings())
+                .isEqualTo(new dev.continuum.router.shim.KvPickerSettings(0.5, 2.0, 0.25, true, 0.9));
     }
 
     @Test
