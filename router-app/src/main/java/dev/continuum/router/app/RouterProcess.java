@@ -19,6 +19,8 @@ import dev.continuum.router.core.lifecycle.Lifecycles;
 import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
+import dev.continuum.router.eventbus.BrokerConnector;
+import dev.continuum.router.eventbus.EventBusSupervisor;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.dispatch.KvPipeline;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
@@ -146,8 +148,13 @@ final class RouterProcess implements AutoCloseable {
         DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
         discovery.reload(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
         stack.push(discovery);
+        // The event bus before the load supervisor, whose broker connector opens streams on its sessions.
+        EventBusSupervisor bus = new EventBusSupervisor(registry);
+        bus.reload(config.dynamo().enabled(), config.dynamo().section(sections.eventBus()));
+        stack.push(bus);
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
+                .brokerConnector(loadConfig -> new BrokerConnector(bus.bus()))
                 .config(config.dynamo().section(sections.load())).build());
         stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));
         // The picker's upkeep (candidate index per fleet view, the dispatch ledger's sweep) on its own
@@ -195,6 +202,7 @@ final class RouterProcess implements AutoCloseable {
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
+            bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
             load.reconfigure(after.dynamo().section(sections.load()));
             kv.reconfigure(after.dynamo().section(sections.kv()));
             LoggingSetup.apply(after.logging());

@@ -40,12 +40,13 @@ import org.junit.jupiter.api.io.TempDir;
 class RouterLifecycleTest {
     /** The order of docs/operations.md. */
     private static final List<String> START_ORDER = List.of("meter registry", "JVM metrics", "continuum-blocking threads",
-            "Dynamo discovery", "load supervisor", "load following discovery", "picker upkeep", "kv pipeline",
+            "Dynamo discovery", "event bus supervisor", "load supervisor", "load following discovery", "picker upkeep", "kv pipeline",
             "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",
-            "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-");
+            "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-",
+            "event-bus-supervisor-", "continuum-event-bus-");
 
     @TempDir
     Path dir;

@@ -91,7 +91,8 @@ public final class EventBusListener extends StartStopSupport {
     @Override
     protected CompletableFuture<Void> doStart() {
         EventBusConfig config = context.state().config();
-        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
+        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(threads,
+                new io.netty.util.concurrent.DefaultThreadFactory("continuum-event-bus", true), NioIoHandler.newFactory());
         group = loops;
         CompletableFuture<Void> started = new CompletableFuture<>();
         ServerBootstrap bootstrap = new ServerBootstrap().group(loops)

@@ -60,6 +60,8 @@ final class KvMetricsSubscription implements ZmtpListener {
     private volatile SubscriptionState state = SubscriptionState.PENDING;
     private @Nullable Channel channel;
     private @Nullable CompletableFuture<Channel> connecting;
+    /** The wait for the connector to be able to reach the target (a broker covering its namespace). */
+    private @Nullable CompletableFuture<Void> waiting;
     private @Nullable ScheduledFuture<?> retry;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private boolean stopping;
@@ -69,6 +71,8 @@ final class KvMetricsSubscription implements ZmtpListener {
     private boolean haveSequence;
     private long highestSequence;
     private boolean refusalLogged;
+    /** Who carries the current connection (a broker's id), for the admin view; null for direct or none. */
+    private volatile @Nullable String carrier;
     /** The current connection's handler, for the buffer-cost measurement. */
     private volatile @Nullable ZmtpSubscriberHandler handler;
 
@@ -107,8 +111,9 @@ final class KvMetricsSubscription implements ZmtpListener {
     }
 
     SubscriptionView view() {
+        SubscriptionState now = state;
         return new SubscriptionView(FAMILY, publisher.id().publisherId(), publisher.namespace(),
-                publisher.component(), state, transport);
+                publisher.component(), now, transport, now == SubscriptionState.CONNECTED ? carrier : null);
     }
 
     /** Starts connecting; with no connector (broker transport without the bus) it stays pending. */
@@ -127,9 +132,30 @@ final class KvMetricsSubscription implements ZmtpListener {
 
     private void connect() {
         retry = null;
-        if (stopping || connector == null || target == null) {
+        ZmtpConnector c = connector;
+        ZmtpTarget t = target;
+        if (stopping || c == null || t == null) {
             return;
         }
+        CompletableFuture<Void> ready = c.reachable(t);
+        if (!ready.isDone()) {
+            // Nothing carries this target now (no broker covers its namespace): pending until one does.
+            state = SubscriptionState.PENDING;
+            waiting = ready;
+            ready.whenCompleteAsync((v, error) -> {
+                if (waiting == ready) {
+                    waiting = null;
+                    if (!stopping) {
+                        dial(c, t);
+                    }
+                }
+            }, loop);
+            return;
+        }
+        dial(c, t);
+    }
+
+    private void dial(ZmtpConnector connector, ZmtpTarget target) {
         state = SubscriptionState.CONNECTING;
         ZmtpSubscriberHandler h = new ZmtpSubscriberHandler(context.limits(), TOPIC, this);
         handler = h;
@@ -150,6 +176,7 @@ final class KvMetricsSubscription implements ZmtpListener {
                 return;
             }
             channel = ch;
+            carrier = connector.carrierOf(ch);
             ch.closeFuture().addListener(f -> loop.execute(() -> closed(ch)));
         }, loop);
     }
@@ -175,6 +202,7 @@ final class KvMetricsSubscription implements ZmtpListener {
             return;
         }
         channel = null;
+        carrier = null;
         if (stopping) {
             finishStop();
             return;
@@ -182,7 +210,9 @@ final class KvMetricsSubscription implements ZmtpListener {
         boolean longSession = connectedAt != 0
                 && context.store().now() - connectedAt >= context.backoff().resetAfter().toNanos();
         connectedAt = 0;
-        scheduleRetry(longSession);
+        // A lost carrier (a broker went away) is not the publisher's fault: retry at the floor, elsewhere.
+        ZmtpConnector c = connector;
+        scheduleRetry(longSession || (c != null && c.carrierLost(ch)));
     }
 
     private void scheduleRetry(boolean resetFloor) {
@@ -287,6 +317,11 @@ final class KvMetricsSubscription implements ZmtpListener {
             if (pending != null) {
                 pending.cancel(true);
                 connecting = null;
+            }
+            CompletableFuture<Void> wait = waiting;
+            if (wait != null) {
+                waiting = null;
+                wait.cancel(false);
             }
             Channel ch = channel;
             if (ch != null) {
