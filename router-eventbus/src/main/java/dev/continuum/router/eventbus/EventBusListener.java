@@ -216,7 +216,8 @@ public final class EventBusListener extends StartStopSupport {
             stopped.complete(null);
             return stopped;
         }
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(f -> {
+        // A short quiet period lets the sessions' shutting_down trailers go out before the channels close.
+        loops.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).addListener(f -> {
             context.metrics.close();
             stopped.complete(null);
         });

@@ -140,7 +140,7 @@ public final class EventBusSupervisor extends StartStopSupport {
     private void scheduleRetry(Exception failure) {
         Throwable cause = failure instanceof java.util.concurrent.ExecutionException && failure.getCause() != null
                 ? failure.getCause() : failure;
-        LOG.error("event bus listener failed to start; retrying in {}s: {}", startRetry.toSeconds(),
+        LOG.error("event bus listener failed to start; retrying in {} ms: {}", startRetry.toMillis(),
                 cause.getMessage());
         retry = scheduler.scheduledExecutor().schedule(this::retryStart, startRetry.toNanos(), TimeUnit.NANOSECONDS);
     }
