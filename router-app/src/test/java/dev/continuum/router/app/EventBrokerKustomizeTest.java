@@ -40,7 +40,7 @@ class EventBrokerKustomizeTest {
                 "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment");
 
         List<Map<String, Object>> rules = at(only(docs, "Role"), "rules");
-        assertThat(rules).hasSize(2).allSatisfy(rule -> assertThat((List<?>) rule.get("verbs"))
+        assertThat(rules).hasSize(2).allSatisfy(rule -> assertThat(DeployFiles.<List<String>>at(rule, "verbs"))
                 .containsExactlyInAnyOrder("get", "list", "watch"));
         assertThat(rules).extracting(r -> r.get("resources"))
                 .containsExactlyInAnyOrder(List.of("dynamoworkermetadatas"), List.of("endpointslices"));
@@ -52,7 +52,7 @@ class EventBrokerKustomizeTest {
         assertThat((String) at(binding, "subjects", 0, "name")).isEqualTo(account);
         assertThat((String) at(binding, "roleRef", "name")).isEqualTo(at(only(docs, "Role"), "metadata", "name"));
         Map<String, Object> container = at(pod, "containers", 0);
-        assertThat((List<?>) container.get("args")).containsExactly("event-broker", "--config",
+        assertThat(DeployFiles.<List<String>>at(container, "args")).containsExactly("event-broker", "--config",
                 "/etc/continuum-event-broker/config.yaml");
         assertThat((Boolean) at(container, "securityContext", "readOnlyRootFilesystem")).isTrue();
 
