@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
+ * continuum-router event-broker --config FILE
  * continuum-router config validate [--strict] [FILE | --config FILE]
  * continuum-router config show [FILE | --config FILE]
  * continuum-router --generate-config | --version | --help
@@ -22,6 +23,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
     enum Command {
         SERVE,
         DEMO,
+        EVENT_BROKER,
         CONFIG_VALIDATE,
         CONFIG_SHOW,
         GENERATE_CONFIG,
@@ -35,6 +37,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
               continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
                                                 a simulated Dynamo fleet (2 prefill + 2 decode workers) and the
                                                 router in front of it on 127.0.0.1:8080, on an embedded config
+              continuum-router event-broker --config FILE
+                                                the in-cluster event broker: dials out to the router's event
+                                                bus and relays the publishers its DynamoWorkerMetadata advertise
               continuum-router config validate [--strict] [FILE]
                                                 exit 0 when valid (warnings printed), 1 with every error;
                                                 --strict: settings that have no effect are errors too
@@ -81,6 +86,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                 case "--generate-config" -> command = only(command, Command.GENERATE_CONFIG);
                 case "serve" -> command = only(command, Command.SERVE);
                 case "demo" -> command = only(command, Command.DEMO);
+                case "event-broker" -> command = only(command, Command.EVENT_BROKER);
                 case "config" -> {
                     if (i + 1 >= args.length) {
                         throw new UsageException("config: missing subcommand (expected: validate or show)");
@@ -122,6 +128,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         }
         if (strict && command != Command.CONFIG_VALIDATE) {
             throw new UsageException("--strict: only with config validate (use server.strict_config in the file)");
+        }
+        if (command == Command.EVENT_BROKER && (config == null || !binds.isEmpty())) {
+            throw new UsageException("event-broker: --config FILE is required (and --bind is not accepted)");
         }
         if (command == Command.DEMO && config != null) {
             throw new UsageException("demo: --config is not accepted (the demo runs on its embedded config)");

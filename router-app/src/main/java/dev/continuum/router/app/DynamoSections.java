@@ -16,7 +16,7 @@ import java.util.Map;
 record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv,
         EventBusSection eventBus) {
     static DynamoSections create(Map<String, String> environment) {
-        return new DynamoSections(DiscoverySection.create(environment), new LoadSection(), new ShimSection(),
+        return new DynamoSections(DiscoverySection.create(environment), new LoadSection(true), new ShimSection(),
                 new KvSection(), new EventBusSection());
     }
 

@@ -5,6 +5,7 @@ import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.core.config.ConfigSearchPath;
 import dev.continuum.router.core.config.LoadResult;
+import dev.continuum.router.eventbus.EventBrokerProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -56,6 +57,9 @@ public final class Main {
             }
             case DEMO -> {
                 return Demo.run(cli, out, err, env);
+            }
+            case EVENT_BROKER -> {
+                return EventBrokerProcess.run(java.util.Objects.requireNonNull(cli.configFile()), err, env);
             }
             case SERVE -> {
                 try {

@@ -19,6 +19,9 @@ import dev.continuum.router.core.lifecycle.Lifecycles;
 import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
+import dev.continuum.router.eventbus.BrokerConnector;
+import dev.continuum.router.eventbus.EventBusSupervisor;
+import dev.continuum.router.load.ChannelDialer;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.dispatch.KvPipeline;
@@ -152,8 +155,13 @@ final class RouterProcess implements AutoCloseable {
         DiscoverySupervisor discovery = DiscoverySupervisor.builder().meterRegistry(registry).build();
         discovery.reload(config.dynamo().enabled(), config.dynamo().section(sections.discovery()));
         stack.push(discovery);
+        // The event bus before the load supervisor, whose broker connector opens streams on its sessions.
+        EventBusSupervisor bus = new EventBusSupervisor(registry);
+        bus.reload(config.dynamo().enabled(), config.dynamo().section(sections.eventBus()));
+        stack.push(bus);
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
+                .brokerConnector(loadConfig -> new BrokerConnector(bus.bus()))
                 .config(config.dynamo().section(sections.load())).build());
         stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));
         // The picker's upkeep (candidate index per fleet view, the dispatch ledger's sweep) on its own
@@ -173,7 +181,9 @@ final class RouterProcess implements AutoCloseable {
         // it is off no subscription runs and the picker is the load-based one.
         KvConfig kvAtStart = config.dynamo().section(sections.kv());
         KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
+        // kv-events dial as kv_metrics does: directly, or through the event bus under transport: broker.
         KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(kvAtStart.enabled())
+                .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), loadConfig -> new BrokerConnector(bus.bus())))
                 .load(config.dynamo().section(sections.load())).ticker(ticker).build());
         stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));
         // Read once per pick: kept as one object, replaced on reload, so a pick allocates no settings.
@@ -213,6 +223,7 @@ final class RouterProcess implements AutoCloseable {
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
+            bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
             load.reconfigure(after.dynamo().section(sections.load()));
             KvConfig kvNext = after.dynamo().section(sections.kv());
             kv.reconfigure(kvNext);

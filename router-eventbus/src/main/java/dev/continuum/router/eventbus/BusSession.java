@@ -89,6 +89,11 @@ public final class BusSession {
         return !ended.get();
     }
 
+    /** {@code subscribe} commands sent in this session so far. */
+    public long commandsIssued() {
+        return issued.get();
+    }
+
     /** Streams commanded and not yet closed. */
     public int streamCount() {
         return streams.size();
@@ -138,6 +143,7 @@ public final class BusSession {
         String streamId = STREAM_PREFIX + HexFormat.of().toHexDigits(issued.incrementAndGet());
         CommandedStream stream = new CommandedStream(this, streamId, target, acceptor);
         streams.put(streamId, stream);
+        acceptor.commanded(stream);
         send(subscribeMessage(streamId, target, topic));
         if (!isLive()) {
             stream.close("session_closed", "the session ended");

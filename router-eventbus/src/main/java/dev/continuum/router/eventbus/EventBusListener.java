@@ -91,7 +91,8 @@ public final class EventBusListener extends StartStopSupport {
     @Override
     protected CompletableFuture<Void> doStart() {
         EventBusConfig config = context.state().config();
-        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
+        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(threads,
+                new io.netty.util.concurrent.DefaultThreadFactory("continuum-event-bus", true), NioIoHandler.newFactory());
         group = loops;
         CompletableFuture<Void> started = new CompletableFuture<>();
         ServerBootstrap bootstrap = new ServerBootstrap().group(loops)
@@ -215,7 +216,8 @@ public final class EventBusListener extends StartStopSupport {
             stopped.complete(null);
             return stopped;
         }
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(f -> {
+        // A short quiet period lets the sessions' shutting_down trailers go out before the channels close.
+        loops.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).addListener(f -> {
             context.metrics.close();
             stopped.complete(null);
         });

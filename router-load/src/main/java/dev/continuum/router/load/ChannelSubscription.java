@@ -52,6 +52,8 @@ public final class ChannelSubscription implements ZmtpListener {
     private volatile SubscriptionState state = SubscriptionState.PENDING;
     private @Nullable Channel channel;
     private @Nullable CompletableFuture<Channel> connecting;
+    /** The wait for the connector to be able to reach the target (a broker covering its namespace). */
+    private @Nullable CompletableFuture<Void> waiting;
     private @Nullable ScheduledFuture<?> retry;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private boolean stopping;
@@ -59,6 +61,8 @@ public final class ChannelSubscription implements ZmtpListener {
     private int attempt;
     private long connectedAt;
     private boolean refusalLogged;
+    /** Who carries the current connection (a broker's id), for the admin view; null for direct or none. */
+    private volatile @Nullable String carrier;
     /** The current connection's handler, for the buffer-cost measurement. */
     private volatile @Nullable ZmtpSubscriberHandler handler;
 
@@ -98,8 +102,9 @@ public final class ChannelSubscription implements ZmtpListener {
     }
 
     public SubscriptionView view() {
+        SubscriptionState now = state;
         return new SubscriptionView(settings.family(), publisher.id().publisherId(), publisher.namespace(),
-                publisher.component(), state, transport);
+                publisher.component(), now, transport, now == SubscriptionState.CONNECTED ? carrier : null);
     }
 
     /** Starts connecting; with no connector (broker transport without the bus) it stays pending. */
@@ -118,13 +123,34 @@ public final class ChannelSubscription implements ZmtpListener {
 
     private void connect() {
         retry = null;
-        if (stopping || connector == null || target == null) {
+        ZmtpConnector c = connector;
+        ZmtpTarget t = target;
+        if (stopping || c == null || t == null) {
             return;
         }
+        CompletableFuture<Void> ready = c.reachable(t);
+        if (!ready.isDone()) {
+            // Nothing carries this target now (no broker covers its namespace): pending until one does.
+            state = SubscriptionState.PENDING;
+            waiting = ready;
+            ready.whenCompleteAsync((v, error) -> {
+                if (waiting == ready) {
+                    waiting = null;
+                    if (!stopping) {
+                        dial(c, t);
+                    }
+                }
+            }, loop);
+            return;
+        }
+        dial(c, t);
+    }
+
+    private void dial(ZmtpConnector via, ZmtpTarget to) {
         state = SubscriptionState.CONNECTING;
         ZmtpSubscriberHandler h = new ZmtpSubscriberHandler(settings.limits(), topic, this);
         handler = h;
-        CompletableFuture<Channel> attemptFuture = connector.connect(target, loop, h);
+        CompletableFuture<Channel> attemptFuture = via.connect(to, loop, h);
         connecting = attemptFuture;
         attemptFuture.whenCompleteAsync((ch, error) -> {
             if (connecting == attemptFuture) {
@@ -141,6 +167,7 @@ public final class ChannelSubscription implements ZmtpListener {
                 return;
             }
             channel = ch;
+            carrier = via.carrierOf(ch);
             ch.closeFuture().addListener(f -> loop.execute(() -> closed(ch)));
         }, loop);
     }
@@ -166,6 +193,7 @@ public final class ChannelSubscription implements ZmtpListener {
             return;
         }
         channel = null;
+        carrier = null;
         if (stopping) {
             finishStop();
             return;
@@ -173,7 +201,9 @@ public final class ChannelSubscription implements ZmtpListener {
         boolean longSession = connectedAt != 0
                 && settings.ticker().getAsLong() - connectedAt >= settings.backoff().resetAfter().toNanos();
         connectedAt = 0;
-        scheduleRetry(longSession);
+        // A lost carrier (a broker went away) is not the publisher's fault: retry at the floor, elsewhere.
+        ZmtpConnector c = connector;
+        scheduleRetry(longSession || (c != null && c.carrierLost(ch)));
     }
 
     private void scheduleRetry(boolean resetFloor) {
@@ -230,6 +260,11 @@ public final class ChannelSubscription implements ZmtpListener {
             if (pending != null) {
                 pending.cancel(true);
                 connecting = null;
+            }
+            CompletableFuture<Void> wait = waiting;
+            if (wait != null) {
+                waiting = null;
+                wait.cancel(false);
             }
             Channel ch = channel;
             if (ch != null) {

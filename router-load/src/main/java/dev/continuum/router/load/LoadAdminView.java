@@ -38,7 +38,8 @@ public final class LoadAdminView {
      * @param loadPublishers kv_metrics publishers discovered (admitted or not)
      * @param subscriptions  running subscriptions, in the order to show
      * @return {@code {"load_publishers": n, "subscriptions": [{family, publisher_id, namespace, component,
-     *         state, transport}, ...]}}, keys in that order
+     *         state, transport, broker}, ...]}}, keys in that order ({@code broker} is null unless a broker
+     *         carries the connected subscription)
      */
     public static Map<String, Object> render(int loadPublishers, List<SubscriptionView> subscriptions) {
         List<Map<String, Object>> rows = new ArrayList<>(subscriptions.size());
@@ -50,6 +51,7 @@ public final class LoadAdminView {
             row.put("component", s.component());
             row.put("state", s.state().label());
             row.put("transport", s.transport().label());
+            row.put("broker", s.broker());
             rows.add(row);
         }
         Map<String, Object> out = new LinkedHashMap<>();

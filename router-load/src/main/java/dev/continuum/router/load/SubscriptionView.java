@@ -12,13 +12,21 @@ import org.jspecify.annotations.Nullable;
  * @param publisherId the publisher incarnation's ID (unsigned)
  * @param namespace   the Dynamo namespace it was discovered in
  * @param component   the channel's component, or null for a namespace-scoped channel
+ * @param broker      the {@code brokers[].id} carrying a broker-transport subscription while it is connected
+ *                    (configuration, safe to show), else null
  */
 public record SubscriptionView(String family, long publisherId, String namespace, @Nullable String component,
-                               SubscriptionState state, Transport transport) {
+                               SubscriptionState state, Transport transport, @Nullable String broker) {
     public SubscriptionView {
         Objects.requireNonNull(family, "family");
         Objects.requireNonNull(namespace, "namespace");
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(transport, "transport");
+    }
+
+    /** A subscription no broker carries. */
+    public SubscriptionView(String family, long publisherId, String namespace, @Nullable String component,
+                            SubscriptionState state, Transport transport) {
+        this(family, publisherId, namespace, component, state, transport, null);
     }
 }

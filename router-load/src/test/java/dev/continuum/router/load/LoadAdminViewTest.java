@@ -10,11 +10,13 @@ import org.junit.jupiter.api.Test;
 
 class LoadAdminViewTest {
     @Test
-    void rendersPublishersAndSubscriptionsWithDecimalIdsNullComponentsAndNoAddress() {
+    void rendersPublishersAndSubscriptionsWithDecimalIdsNullComponentsTheCarryingBrokerAndNoAddress() {
         Map<String, Object> out = LoadAdminView.render(3, List.of(
                 new SubscriptionView("kv_metrics", 2046539, "dynamo", "decode", SubscriptionState.CONNECTED,
                         Transport.DIRECT),
-                new SubscriptionView("kv_metrics", -1L, "dynamo", null, SubscriptionState.PENDING, Transport.BROKER)));
+                new SubscriptionView("kv_metrics", -1L, "dynamo", null, SubscriptionState.PENDING, Transport.BROKER),
+                new SubscriptionView("kv_metrics", 7, "dynamo", "decode", SubscriptionState.CONNECTED, Transport.BROKER,
+                        "broker-a.dynamo")));
 
         Map<String, Object> first = new LinkedHashMap<>();
         first.put("family", "kv_metrics");
@@ -23,12 +25,18 @@ class LoadAdminViewTest {
         first.put("component", "decode");
         first.put("state", "connected");
         first.put("transport", "direct");
+        first.put("broker", null);
         Map<String, Object> second = new LinkedHashMap<>(first);
         second.put("publisher_id", "18446744073709551615");
         second.put("component", null);
         second.put("state", "pending");
         second.put("transport", "broker");
-        assertThat(out).containsExactly(Map.entry("load_publishers", 3), Map.entry("subscriptions", List.of(first, second)));
+        Map<String, Object> third = new LinkedHashMap<>(first);
+        third.put("publisher_id", "7");
+        third.put("transport", "broker");
+        third.put("broker", "broker-a.dynamo");
+        assertThat(out).containsExactly(Map.entry("load_publishers", 3),
+                Map.entry("subscriptions", List.of(first, second, third)));
         assertThat(out.toString()).doesNotContain("tcp://");
     }
 

@@ -46,13 +46,6 @@ public final class EventBusSection implements DynamoSection<EventBusConfig> {
     public static final Pattern CLIENT_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
     /** Dynamo namespace names as hello may declare them. */
     public static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,63}");
-    /**
-     * The listener is a finished component ({@code EventBusListener}), but the command API and broker transport
-     * that give its sessions work land next, and with them its start in the router process. Until then an
-     * enabled section is validated, and says so rather than silently doing nothing.
-     */
-    static final String NOT_STARTED_YET = "true: validated, but this build's router process does not start the "
-            + "event bus listener yet (it arrives with the broker transport; see docs/event-bus.md)";
     public static final int MAX_NAMESPACES = 16;
     public static final int MAX_BACKENDS = 64;
     private static final int MAX_NAME_BYTES = 128;
@@ -94,9 +87,6 @@ public final class EventBusSection implements DynamoSection<EventBusConfig> {
         List<BrokerEntry> brokers = brokers(node.get("brokers"), tls != null && tls.clientCa() != null);
         if (enabled && brokers.isEmpty() && !problems.hasErrors()) {
             node.get("brokers").error("none (expected: at least one entry while enabled; nobody could connect)");
-        }
-        if (enabled) {
-            node.get("enabled").warning(NOT_STARTED_YET);
         }
         if (enabled && tls == null) {
             return null;
