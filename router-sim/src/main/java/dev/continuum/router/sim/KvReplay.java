@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -178,6 +179,12 @@ public final class KvReplay {
             log.printf(Locale.ROOT, "replaying %d requests (%.0f s of trace) %.1fx faster, mode %s%n",
                     trace.requests().size(), trace.durationMs() / 1000.0, a.speedup(), a.mode().label);
 
+            // The oracle needs each prompt's tokens at its send time: tokenized ahead, off the replay's clock.
+            int[][] oracleTokens = a.mode() == Mode.ORACLE ? IntStream.range(0, trace.requests().size()).parallel()
+                    .mapToObj(i -> serving.tokenizer().promptTokens(body(a.model(),
+                            text.prompt(trace.requests().get(i), a.maxPromptTokens()),
+                            trace.requests().get(i).outputLength())))
+                    .toArray(int[][]::new) : new int[0][];
             List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
             AtomicLong failed = new AtomicLong();
             long maxLag = 0;
@@ -197,7 +204,7 @@ public final class KvReplay {
                     request.uri(Objects.requireNonNull(a.router()).resolve("/v1/chat/completions"));
                 } else {
                     SimWorker pick = a.mode() == Mode.ROUND_ROBIN ? workers.get(i % workers.size())
-                            : oracle(workers, serving.tokenizer().promptTokens(body));
+                            : oracle(workers, oracleTokens[i], serving.now(), perTokenNanos);
                     request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
                             .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
                 }
@@ -216,28 +223,38 @@ public final class KvReplay {
         }
     }
 
-    /** The worker whose cache holds the longest prefix of {@code tokens}; ties: the earliest free prefill queue. */
-    static SimWorker oracle(List<SimWorker> workers, int[] tokens) {
+    /**
+     * The perfect-knowledge choice: the worker whose simulated time to first token for {@code tokens} is lowest,
+     * from the simulator's own caches and prefill queues (its wait, plus the prompt's uncached tokens at the
+     * fleet's cost per token); ties go to the longer cached prefix. Longest prefix alone would send every prompt
+     * sharing a popular first block to one worker (see docs/benchmarks.md).
+     */
+    static SimWorker oracle(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
         SimWorker best = workers.get(0);
+        long bestCost = Long.MAX_VALUE;
         int bestBlocks = -1;
-        long bestFree = Long.MAX_VALUE;
         for (SimWorker w : workers) {
             WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
             int blocks = kv.cachedPrefix(0, tokens);
-            long free = kv.prefillEnd(0);
-            if (blocks > bestBlocks || (blocks == bestBlocks && free < bestFree)) {
+            long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
+            long cost = Math.max(0, kv.prefillEnd(0) - now) + perTokenNanos * uncached;
+            if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
                 best = w;
+                bestCost = cost;
                 bestBlocks = blocks;
-                bestFree = free;
             }
         }
         return best;
     }
 
-    private static String body(String model, String prompt, int outputLength) throws IOException {
+    private static String body(String model, String prompt, int outputLength) {
         var root = JSON.createObjectNode().put("model", model).put("max_tokens", Math.max(1, outputLength));
         root.putArray("messages").addObject().put("role", "user").put("content", prompt);
-        return JSON.writeValueAsString(root);
+        try {
+            return JSON.writeValueAsString(root);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static Result result(Args a, List<SimWorker> workers, long[] baseline, int sent, int failed,

@@ -70,6 +70,10 @@ final class WorkerKv implements AutoCloseable {
         this.publisher = new EventPublisher(zmq, KvEventEncoding.TOPIC, publisherId);
     }
 
+    int blockSize() {
+        return blockSize;
+    }
+
     long publisherId() {
         return publisher.publisherId();
     }
