@@ -237,7 +237,8 @@ public final class KvReplay {
             WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
             int blocks = kv.cachedPrefix(0, tokens);
             long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
-            long cost = Math.max(0, kv.prefillEnd(0) - now) + perTokenNanos * uncached;
+            long end = kv.prefillEnd(0); // Long.MIN_VALUE before the first prefill: compare, never subtract
+            long cost = (end > now ? end - now : 0) + perTokenNanos * uncached;
             if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
                 best = w;
                 bestCost = cost;
