@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * The parsed command line. Grammar:
  * <pre>
  * continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
- * continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
+ * continuum-router demo [--kv [--tokenizer-dir DIR]] [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router event-broker --config FILE
  * continuum-router config validate [--strict] [FILE | --config FILE]
  * continuum-router config show [FILE | --config FILE]
@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * {@code --config=FILE} and {@code -c FILE} are accepted too.
  */
 record CommandLine(Command command, @Nullable Path configFile, List<String> bindAddresses,
-                   @Nullable String logLevel, boolean strict) {
+                   @Nullable String logLevel, boolean strict, boolean kv, @Nullable Path tokenizerDir) {
 
     enum Command {
         SERVE,
@@ -34,9 +34,11 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
     static final String USAGE = """
             Usage:
               continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
-              continuum-router demo [--bind ADDRESS]... [--log-level LEVEL]
+              continuum-router demo [--kv [--tokenizer-dir DIR]] [--bind ADDRESS]... [--log-level LEVEL]
                                                 a simulated Dynamo fleet (2 prefill + 2 decode workers) and the
-                                                router in front of it on 127.0.0.1:8080, on an embedded config
+                                                router in front of it on 127.0.0.1:8080, on an embedded config;
+                                                --kv: prefix caches, kv-events and KV-aware routing (Qwen3's
+                                                tokenizer.json and tokenizer_config.json from DIR)
               continuum-router event-broker --config FILE
                                                 the in-cluster event broker: dials out to the router's event
                                                 bus and relays the publishers its DynamoWorkerMetadata advertise
@@ -72,6 +74,8 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         List<String> binds = new ArrayList<>();
         String logLevel = null;
         boolean strict = false;
+        boolean kv = false;
+        Path tokenizerDir = null;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String inlineValue = null;
@@ -107,6 +111,11 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                     }
                 }
                 case "--strict" -> strict = true;
+                case "--kv" -> kv = true;
+                case "--tokenizer-dir" -> {
+                    tokenizerDir = Path.of(inlineValue != null ? inlineValue : next(arg, args, i));
+                    i += inlineValue != null ? 0 : 1;
+                }
                 case "-c", "--config" -> {
                     config = Path.of(inlineValue != null ? inlineValue : next(arg, args, i));
                     i += inlineValue != null ? 0 : 1;
@@ -122,7 +131,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                 default -> throw new UsageException(arg + ": unknown argument");
             }
             if (inlineValue != null && !arg.equals("--config") && !arg.equals("--bind")
-                    && !arg.equals("--log-level")) {
+                    && !arg.equals("--log-level") && !arg.equals("--tokenizer-dir")) {
                 throw new UsageException(arg + ": takes no value");
             }
         }
@@ -135,8 +144,14 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         if (command == Command.DEMO && config != null) {
             throw new UsageException("demo: --config is not accepted (the demo runs on its embedded config)");
         }
+        if ((kv || tokenizerDir != null) && command != Command.DEMO) {
+            throw new UsageException("--kv and --tokenizer-dir: only with demo");
+        }
+        if (tokenizerDir != null && !kv) {
+            throw new UsageException("--tokenizer-dir: only with --kv");
+        }
         return new CommandLine(command == null ? Command.SERVE : command, config, List.copyOf(binds), logLevel,
-                strict);
+                strict, kv, tokenizerDir);
     }
 
     private static Command only(@Nullable Command current, Command next) throws UsageException {

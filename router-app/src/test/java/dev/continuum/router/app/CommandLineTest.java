@@ -37,6 +37,20 @@ class CommandLineTest {
     }
 
     @Test
+    void readsTheDemosKvModeAndItsTokenizerDirectoryOnlyForTheDemo() throws Exception {
+        assertThat(CommandLine.parse("demo").kv()).isFalse();
+        CommandLine kv = CommandLine.parse("demo", "--kv");
+        assertThat(kv.kv()).isTrue();
+        assertThat(kv.tokenizerDir()).isNull();
+        assertThat(CommandLine.parse("demo", "--kv", "--tokenizer-dir=/t").tokenizerDir()).isEqualTo(Path.of("/t"));
+        assertThat(CommandLine.parse("demo", "--kv", "--tokenizer-dir", "t").tokenizerDir()).isEqualTo(Path.of("t"));
+        assertThatThrownBy(() -> CommandLine.parse("serve", "--kv")).hasMessageContaining("only with demo");
+        assertThatThrownBy(() -> CommandLine.parse("demo", "--tokenizer-dir", "t"))
+                .hasMessageContaining("only with --kv");
+        assertThatThrownBy(() -> CommandLine.parse("demo", "--kv=yes")).hasMessageContaining("takes no value");
+    }
+
+    @Test
     void takesTheFileOfConfigSubcommandsPositionallyOrByFlag() throws Exception {
         assertThat(CommandLine.parse("config", "validate", "x.yaml").configFile()).isEqualTo(Path.of("x.yaml"));
         assertThat(CommandLine.parse("config", "validate", "--strict", "x.yaml").strict()).isTrue();

@@ -122,6 +122,12 @@ public final class DirectFrontend implements AutoCloseable {
          * @param promptTokens the prompt's size as the simulator estimates it
          */
         Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank, int promptTokens);
+
+        /** As {@link #accept(long, int, Long, int, int)}, for an engine that reads the request's {@code body}. */
+        default Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank, int promptTokens,
+                String body) {
+            return accept(decode, decodeRank, prefill, prefillRank, promptTokens);
+        }
     }
 
     /** One accepted request as its engine tracks it. */
@@ -409,8 +415,9 @@ public final class DirectFrontend implements AutoCloseable {
             Long prefillRank = pin(request.headers(), "x-dynamo-prefill-dp-rank", "x-prefill-dp-rank", true);
             // About four bytes of JSON per token: enough for a prompt's KV to scale with the request's size.
             int promptTokens = Math.max(1, (request.content().readableBytes() + 3) / 4);
+            String body = request.content().toString(StandardCharsets.UTF_8);
             Ticket ticket = frontend.engine.accept(decode, decodeRank == null ? -1 : decodeRank.intValue(), prefill,
-                    prefillRank == null ? -1 : prefillRank.intValue(), promptTokens);
+                    prefillRank == null ? -1 : prefillRank.intValue(), promptTokens, body);
             // A client that goes away mid-answer ends the request too; the close listener is removed on a normal
             // end so a long keep-alive connection does not collect one per request.
             AtomicReference<@Nullable ChannelFutureListener> onClose = new AtomicReference<>();
@@ -424,7 +431,6 @@ public final class DirectFrontend implements AutoCloseable {
             ChannelFutureListener l = f -> done.run();
             onClose.set(l);
             ctx.channel().closeFuture().addListener(l);
-            String body = request.content().toString(StandardCharsets.UTF_8);
             frontend.record(request.headers(), body);
             frontend.record(ReceivedChat.of(body, decode));
             new Answer(ctx, keepAlive, ChatAnswer.of(body, promptTokens), ticket, done).nextStep(0);

@@ -1,6 +1,7 @@
 package dev.continuum.router.sim;
 
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The JSON of the {@code DiscoveryInstance} records a Dynamo worker registers (upstream discovery/mod.rs,
@@ -28,9 +29,17 @@ final class DynamoJson {
      * {@code max_num_seqs} is the simulated slots per rank.
      */
     static String card(SimFleet.Options o, Pool pool) {
+        return card(o, pool, null);
+    }
+
+    /**
+     * The card; with {@code artifacts} (the fleet's KV tokenizer), its {@code tokenizer} and
+     * {@code prompt_formatter} name those files as upstream's {@code CheckedFile}s.
+     */
+    static String card(SimFleet.Options o, Pool pool, @Nullable String artifacts) {
         String modelType = pool.role() == DirectFrontend.Role.PREFILL ? "Prefill" : "Chat | Completions";
         return "{\"display_name\":" + str(pool.model()) + ",\"slug\":" + str(slug(pool.model()))
-                + ",\"model_info\":null,\"tokenizer\":null"
+                + ",\"model_info\":null," + (artifacts == null ? "\"tokenizer\":null" : artifacts)
                 + ",\"context_length\":" + o.maxNumBatchedTokens()
                 + ",\"kv_cache_block_size\":" + o.kvCacheBlockSize()
                 + ",\"migration_limit\":0"
@@ -45,11 +54,29 @@ final class DynamoJson {
     }
 
     /** The later event-channel record: endpoint scope, the publisher's own ID, a direct ZMQ endpoint. */
-    static String eventChannel(String namespace, String component, String endpoint, long publisherId, String zmq) {
+    static String eventChannel(String namespace, String component, String endpoint, String topic, long publisherId,
+            String zmq) {
         return "{\"type\":\"EventChannel\",\"scope\":{\"kind\":\"endpoint\",\"endpoint\":{\"namespace\":"
                 + str(namespace) + ",\"component\":" + str(component) + ",\"name\":" + str(endpoint) + "}}"
-                + ",\"topic\":\"kv_metrics\",\"instance_id\":" + Long.toUnsignedString(publisherId)
+                + ",\"topic\":" + str(topic) + ",\"instance_id\":" + Long.toUnsignedString(publisherId)
                 + ",\"transport\":{\"kind\":\"Zmq\",\"config\":{\"endpoint\":" + str(zmq) + "}}}";
+    }
+
+    /**
+     * The card fields naming a model's tokenizer artifacts: {@code "tokenizer":{"hf_tokenizer_json":CheckedFile}}
+     * and, with a tokenizer config, {@code "prompt_formatter":{"hf_tokenizer_config_json":CheckedFile}}.
+     */
+    static String tokenizerArtifacts(java.nio.file.Path tokenizerJson, java.nio.file.@Nullable Path tokenizerConfig) {
+        String out = "\"tokenizer\":{\"hf_tokenizer_json\":" + checkedFile(tokenizerJson) + "}";
+        if (tokenizerConfig != null) {
+            out += ",\"prompt_formatter\":{\"hf_tokenizer_config_json\":" + checkedFile(tokenizerConfig) + "}";
+        }
+        return out;
+    }
+
+    private static String checkedFile(java.nio.file.Path file) {
+        return "{\"path\":" + str(file.toAbsolutePath().toString()) + ",\"checksum\":" + str(Blake3.checksum(file))
+                + "}";
     }
 
     /** Upstream's slug: lower case, {@code a-z0-9-_} only, anything else becomes {@code _}. */

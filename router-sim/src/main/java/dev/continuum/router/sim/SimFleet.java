@@ -38,11 +38,12 @@ public final class SimFleet implements AutoCloseable {
      * @param pools the pools to run; empty for the single-model topology
      * @param store where the workers register; null for the file store at {@code root}
      * @param slots requests one data-parallel rank runs at once ({@code max_num_seqs}); later ones queue
+     * @param kv    the prefill and aggregated workers' prefix caches, kv-events and prefill time; null for none
      */
     public record Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
                           long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
                           Duration publishInterval, String frontendHost, int frontendPort, int chunks,
-                          long chunkDelayMs, List<Pool> pools, Store store, int slots) {
+                          long chunkDelayMs, List<Pool> pools, Store store, int slots, @Nullable SimKv kv) {
         public Options {
             pools = pools == null ? List.of() : List.copyOf(pools);
             if (store == null) {
@@ -61,6 +62,16 @@ public final class SimFleet implements AutoCloseable {
             check("slots", slots, slots >= 1, ">= 1");
         }
 
+        /** Without KV caches. */
+        public Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
+                       long totalKvBlocks, int kvCacheBlockSize, long maxNumBatchedTokens, Duration heartbeat,
+                       Duration publishInterval, String frontendHost, int frontendPort, int chunks,
+                       long chunkDelayMs, List<Pool> pools, Store store, int slots) {
+            this(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
+                    maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
+                    pools, store, slots, null);
+        }
+
         /** The original form: one namespace and model, the file store at {@code root}, 16 slots per rank. */
         @SuppressWarnings("NullAway") // a null store is the record's "file store at root" default
         public Options(@Nullable Path root, String namespace, String model, int prefillWorkers, int decodeWorkers,
@@ -69,7 +80,7 @@ public final class SimFleet implements AutoCloseable {
                        long chunkDelayMs) {
             this(root, namespace, model, prefillWorkers, decodeWorkers, totalKvBlocks, kvCacheBlockSize,
                     maxNumBatchedTokens, heartbeat, publishInterval, frontendHost, frontendPort, chunks, chunkDelayMs,
-                    List.of(), null, 16);
+                    List.of(), null, 16, null);
         }
 
         /**
@@ -125,13 +136,18 @@ public final class SimFleet implements AutoCloseable {
             return with(c -> c.publishInterval = every);
         }
 
+        /** Prefix caches, kv-events and the prefill-time model on the prefill and aggregated workers. */
+        public Options withKv(@Nullable SimKv settings) {
+            return with(c -> c.kv = settings);
+        }
+
         /** A copy with {@code change} applied; the canonical constructor checks the result. */
         private Options with(java.util.function.Consumer<Copy> change) {
             Copy c = new Copy(this);
             change.accept(c);
             return new Options(c.root, c.namespace, c.model, c.prefillWorkers, c.decodeWorkers, c.totalKvBlocks,
                     c.kvCacheBlockSize, c.maxNumBatchedTokens, c.heartbeat, c.publishInterval, c.frontendHost,
-                    c.frontendPort, c.chunks, c.chunkDelayMs, c.pools, c.store, c.slots);
+                    c.frontendPort, c.chunks, c.chunkDelayMs, c.pools, c.store, c.slots, c.kv);
         }
 
         /** The fields of an {@link Options} being copied, so that each {@code with...} names only what it changes. */
@@ -153,6 +169,7 @@ public final class SimFleet implements AutoCloseable {
             List<Pool> pools;
             Store store;
             int slots;
+            @Nullable SimKv kv;
 
             Copy(Options o) {
                 root = o.root;
@@ -172,6 +189,7 @@ public final class SimFleet implements AutoCloseable {
                 pools = o.pools;
                 store = o.store;
                 slots = o.slots;
+                kv = o.kv;
             }
         }
 
@@ -200,17 +218,19 @@ public final class SimFleet implements AutoCloseable {
     private final List<SimWorker> workers;
     private final ScheduledExecutorService owner;
     private final DirectFrontend frontend;
+    private final @Nullable KvServing kvServing;
     private volatile boolean closed;
     private boolean publishFailureLogged;
 
     private SimFleet(Options options, ZContext zmq, Registrar registrar, List<SimWorker> workers,
-            ScheduledExecutorService owner, DirectFrontend frontend) {
+            ScheduledExecutorService owner, DirectFrontend frontend, @Nullable KvServing kvServing) {
         this.options = options;
         this.zmq = zmq;
         this.registrar = registrar;
         this.workers = workers;
         this.owner = owner;
         this.frontend = frontend;
+        this.kvServing = kvServing;
     }
 
     /**
@@ -227,16 +247,19 @@ public final class SimFleet implements AutoCloseable {
         Registrar registrar = null;
         List<SimWorker> workers = List.of();
         DirectFrontend frontend = null;
+        KvServing kvServing = null;
         try {
+            SimKv kv = options.kv();
+            kvServing = kv == null ? null : KvServing.start(kv);
             registrar = Registrar.open(options.store());
             List<Named> named = name(options, registrar);
             // Sockets are created on the owner thread too: it is the only thread that ever touches them.
-            workers = owner.submit(() -> createWorkers(options, named, zmq)).get();
+            workers = owner.submit(() -> createWorkers(options, named, zmq, owner)).get();
             frontend = DirectFrontend.start(options.frontendHost(), options.frontendPort(),
                     workers.stream().map(SimWorker::asFrontendWorker).toList(), options.chunks(),
                     options.chunkDelayMs());
-            SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend);
-            frontend.engine(new FleetEngine(workers));
+            SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend, kvServing);
+            frontend.engine(new FleetEngine(workers, kvServing));
             registrar.register(fleet.registrations());
             long publishMs = options.publishInterval().toMillis();
             owner.scheduleAtFixedRate(fleet::publishAll, 0, publishMs, TimeUnit.MILLISECONDS);
@@ -250,8 +273,11 @@ public final class SimFleet implements AutoCloseable {
             if (frontend != null) {
                 frontend.close();
             }
+            if (kvServing != null) {
+                kvServing.close();
+            }
             List<SimWorker> opened = workers;
-            owner.submit(() -> opened.forEach(w -> w.publisher().close()));
+            owner.submit(() -> opened.forEach(SimFleet::closeSockets));
             owner.shutdown();
             owner.awaitTermination(10, TimeUnit.SECONDS);
             zmq.close();
@@ -279,39 +305,70 @@ public final class SimFleet implements AutoCloseable {
         return out;
     }
 
-    private static List<SimWorker> createWorkers(Options options, List<Named> named, ZContext zmq) {
+    private static List<SimWorker> createWorkers(Options options, List<Named> named, ZContext zmq,
+            java.util.concurrent.Executor owner) {
         List<SimWorker> out = new ArrayList<>();
+        SimKv kv = options.kv();
         for (Named n : named) {
+            // Only the workers that compute a prompt cache it: prefill and aggregated ones (a decode worker of a
+            // disaggregated pool receives its KV by transfer, which is not simulated).
+            WorkerKv cache = kv == null || n.pool().role() == DirectFrontend.Role.DECODE ? null
+                    : new WorkerKv(zmq, RANDOM.nextLong(), n.instanceId(), n.pool().dpSize(),
+                            options.kvCacheBlockSize(), options.totalKvBlocks(), kv, owner);
             out.add(new SimWorker(n.instanceId(), n.name(), n.pool(), new KvMetricsPublisher(zmq, RANDOM.nextLong()),
                     new WorkerLoad(n.pool().dpSize(), options.slots(), options.kvCacheBlockSize(),
-                            options.totalKvBlocks())));
+                            options.totalKvBlocks()), cache));
         }
         return List.copyOf(out);
     }
 
-    /** Each worker's endpoint, model card and kv_metrics event channel, keyed as in etcd. */
+    /** Owner thread only. */
+    private static void closeSockets(SimWorker w) {
+        w.publisher().close();
+        WorkerKv kv = w.kv();
+        if (kv != null) {
+            kv.close();
+        }
+    }
+
+    /**
+     * Each worker's endpoint, model card and kv_metrics event channel, keyed as in etcd; with a prefix cache also
+     * its kv-events event channel, and its card names the tokenizer artifacts.
+     */
     private List<Registrar.Registration> registrations() {
+        SimKv kv = options.kv();
+        String artifacts = kv == null ? null : DynamoJson.tokenizerArtifacts(kv.tokenizerJson(),
+                kv.tokenizerConfigJson());
         List<Registrar.Registration> out = new ArrayList<>();
         for (SimWorker w : workers) {
             String hex = Long.toHexString(w.instanceId());
             String base = w.namespace() + "/" + w.component() + "/" + ENDPOINT + "/" + hex;
-            out.add(new Registrar.Registration(w, List.of(
+            List<Registrar.Entry> entries = new ArrayList<>(List.of(
                     new Registrar.Entry("v1/instances", base, DynamoJson.endpoint(w.namespace(), w.component(),
                             ENDPOINT, w.instanceId(), "127.0.0.1:" + frontend.address().getPort() + "/" + hex + "/"
                                     + ENDPOINT)),
                     new Registrar.Entry("v1/mdc", base, DynamoJson.model(w.namespace(), w.component(), ENDPOINT,
-                            w.instanceId(), DynamoJson.card(options, w.pool()))),
-                    new Registrar.Entry("v1/event_channels", eventChannelKey(w.namespace(), w.component(),
-                            w.publisherId()), DynamoJson.eventChannel(w.namespace(), w.component(), ENDPOINT,
-                            w.publisherId(), w.kvMetricsEndpoint())))));
+                            w.instanceId(), DynamoJson.card(options, w.pool(), artifacts))),
+                    eventChannel(w, KvMetricsPublisher.TOPIC, w.publisherId(), w.kvMetricsEndpoint())));
+            WorkerKv cache = w.kv();
+            if (cache != null) {
+                entries.add(eventChannel(w, KvEventEncoding.TOPIC, cache.publisherId(), cache.endpoint()));
+            }
+            out.add(new Registrar.Registration(w, List.copyOf(entries)));
         }
         return out;
     }
 
+    private static Registrar.Entry eventChannel(SimWorker w, String topic, long publisherId, String zmqEndpoint) {
+        return new Registrar.Entry("v1/event_channels", eventChannelKey(w.namespace(), w.component(), topic,
+                publisherId), DynamoJson.eventChannel(w.namespace(), w.component(), ENDPOINT, topic, publisherId,
+                zmqEndpoint));
+    }
+
     /** The later (endpoint-scoped) key: {@code namespace/<ns>/component/<c>/endpoint/<ep>/topic/<t>/<id:x>}. */
-    static String eventChannelKey(String namespace, String component, long publisherId) {
+    static String eventChannelKey(String namespace, String component, String topic, long publisherId) {
         return "namespace/" + FileStoreWriter.segment(namespace) + "/component/" + FileStoreWriter.segment(component)
-                + "/endpoint/" + FileStoreWriter.segment(ENDPOINT) + "/topic/" + KvMetricsPublisher.TOPIC + "/"
+                + "/endpoint/" + FileStoreWriter.segment(ENDPOINT) + "/topic/" + FileStoreWriter.segment(topic) + "/"
                 + Long.toHexString(publisherId);
     }
 
@@ -345,6 +402,25 @@ public final class SimFleet implements AutoCloseable {
 
     public DirectFrontend frontend() {
         return frontend;
+    }
+
+    /**
+     * The BLAKE3 checksums ({@code blake3:<hex>}) of the tokenizer artifacts the cards name, for a router's
+     * {@code dynamo.kv.pinned_artifacts}; empty without prefix caches.
+     */
+    public List<String> kvArtifactChecksums() {
+        SimKv kv = options.kv();
+        if (kv == null) {
+            return List.of();
+        }
+        Path config = kv.tokenizerConfigJson();
+        return config == null ? List.of(Blake3.checksum(kv.tokenizerJson()))
+                : List.of(Blake3.checksum(kv.tokenizerJson()), Blake3.checksum(config));
+    }
+
+    /** The KV serving path (tokenizer, clock), when the workers keep prefix caches. */
+    @Nullable KvServing kvServing() {
+        return kvServing;
     }
 
     /** {@code http://host:port} of the direct-mode frontend. */
@@ -382,7 +458,7 @@ public final class SimFleet implements AutoCloseable {
         closed = true;
         registrar.close();
         try {
-            owner.submit(() -> workers.forEach(w -> w.publisher().close())).get(10, TimeUnit.SECONDS);
+            owner.submit(() -> workers.forEach(SimFleet::closeSockets)).get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -390,6 +466,9 @@ public final class SimFleet implements AutoCloseable {
         } finally {
             owner.shutdownNow();
             frontend.close();
+            if (kvServing != null) {
+                kvServing.close();
+            }
             zmq.close();
         }
     }

