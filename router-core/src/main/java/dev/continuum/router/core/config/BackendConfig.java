@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * @param enabled  disabled backends are kept in config but never chosen
  * @param internal internal backends are never chosen for a client's model and not listed in /v1/models;
  *                 only internal dispatch (for example the Dynamo shim path) sends to them
+ * @param responsesApi {@code responses_api}: whether {@code /v1/responses} requests are converted to chat
+ *                 completions for this backend or passed through to its own Responses API
  * @param healthCheck {@code health_check}: this backend's probe settings (the global {@code health_checks}
  *                 with the keys written here replaced), or null to use the global ones
  */
@@ -31,16 +33,30 @@ public record BackendConfig(
         @Nullable Duration timeout,
         boolean enabled,
         boolean internal,
+        ResponsesApi responsesApi,
         @Nullable HealthCheckConfig healthCheck) {
 
     public BackendConfig {
         models = List.copyOf(models);
     }
 
+    /** A backend with {@code /v1/responses} converted. */
+    public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
+                         @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal,
+                         @Nullable HealthCheckConfig healthCheck) {
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, ResponsesApi.CONVERTED,
+                healthCheck);
+    }
+
     /** A backend probed with the global {@code health_checks}. */
     public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
                          @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal) {
-        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, null);
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, ResponsesApi.CONVERTED, null);
+    }
+
+    /** Whether {@code /v1/responses} requests go to this backend unconverted. */
+    public boolean servesResponsesNatively() {
+        return responsesApi == ResponsesApi.NATIVE;
     }
 
     /** The probe settings of this backend: its own {@code health_check}, else {@code global}. */

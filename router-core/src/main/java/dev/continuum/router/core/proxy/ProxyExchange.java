@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
     private final EventLoop loop;
     private final FullHttpRequest request;
     private final ProxyRoute route;
-    private final @Nullable IngressConverter converter;
+    /** The route's converter; null when the answer goes in the client's wire (an OpenAI route, a passthrough). */
+    private @Nullable IngressConverter converter;
 
     private Admission.@Nullable Caller caller;
     private @Nullable ParsedRequest parsed;
@@ -142,20 +144,21 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         }
         ProxyRoute.LocalAnswer local = route.localAnswer();
         if (local != null) {
-            answer(local.answer(request.content(), clientCh.alloc()));
+            answerLocal(local.answer(request.content(), clientCh.alloc()));
             return;
         }
         // The hook is asked about chat bodies only, and only while disaggregated serving is on; a request it
         // will not see skips the prompt estimate.
         DispatchHook hook = route.kind() == ProxyRoute.Kind.CHAT && state.config.disaggregatedServing().enabled()
                 ? service.dispatchHook() : null;
-        r = Admission.request(state, c, request.content(), converter, hook != null, clientCh.alloc());
+        r = Admission.request(state, c, request.content(), route, hook != null, clientCh.alloc());
         if (r instanceof Admission.Refused f) {
             refuse(f);
             return;
         }
         Admission.Request q = (Admission.Request) r;
         parsed = q.parsed();
+        converter = q.converter();
         body = q.body();
         ownsBody = q.ownsBody();
         DispatchHook.Answer answer = hook == null ? null : PlanGuard.ask(hook, q.parsed(), q.candidates(), body);
@@ -172,7 +175,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
         guard = g;
         ParsedRequest p = requireParsed();
         affinityKey = affinityKey(p);
-        fallback = ModelFallback.of(state.config.fallback(), p.model());
+        fallback = ModelFallback.of(state.config.fallback(), p.model(), p.passthrough() ? route.nativeWire() : null);
         candidates = new Candidates(state, g == null ? standard : g.pool(), c.bypassLimits(), affinityKey);
         state.retryBudget.onRequest();
         attempt();
@@ -217,6 +220,23 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
                 });
             } catch (RejectedExecutionException e) {
                 PlanGuard.abandoned(pl); // the loop is shutting down; the channel goes with it
+            }
+        });
+    }
+
+    /** A local route's answer, written on this exchange's loop when it is ready ({@link #answer} releases it late). */
+    private void answerLocal(CompletionStage<FullHttpResponse> later) {
+        later.whenComplete((r, failure) -> {
+            FullHttpResponse res = r != null && failure == null ? r
+                    : OpenAiErrors.error(500, OpenAiErrors.SERVER, "internal_error", "The router could not answer.");
+            if (loop.inEventLoop()) {
+                answer(res);
+                return;
+            }
+            try {
+                loop.execute(() -> answer(res));
+            } catch (RejectedExecutionException e) {
+                res.release(); // the loop is shutting down; the channel goes with it
             }
         });
     }
@@ -290,7 +310,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
      */
     private boolean pinThisSend(Attempt a) {
         PlanGuard g = guard;
-        if (converter == null || g == null || !g.pinned()) {
+        if (route.converter() == null || g == null || !g.pinned()) {
             return true;
         }
         DispatchHook hook = service.dispatchHook();
@@ -344,7 +364,9 @@ final class ProxyExchange implements RelayControl, Attempt.Events {
                 : endpoint.target(ProxyRoute.CHAT_UPSTREAM_PATH, null);
         PlanGuard g = guard;
         Map<String, String> pins = g == null ? Map.of() : g.pinHeaders();
-        DispatchPlan.PinnedBody pinnedBody = g == null ? null : g.pinnedBody();
+        ParsedRequest p = parsed;
+        // A passthrough is pinned by model alone: a plan's body (a chat completion) is never sent for it.
+        DispatchPlan.PinnedBody pinnedBody = g == null || p == null || p.passthrough() ? null : g.pinnedBody();
         // A plan's own body replaces the request's on its path only (a fallback sends the request's again).
         ByteBuf out = pinnedBody == null ? body : Unpooled.wrappedBuffer(pinnedBody.bytes());
         Admission.Caller c = caller;
