@@ -283,13 +283,8 @@ class SdkIngressEndToEndTest {
                         + closed + "\", models: [\"" + MODEL + "\"]}\n  - {name: frontend")
                 .replace("backends: [frontend]", "backends: [down, frontend]")
                 .replace("health_checks: {enabled: false}", "health_checks: {enabled: false}\ncircuit_breaker: {enabled: false}"));
-        DynamoSections sections = DynamoSections.create(Map.of());
-        try (RouterProcess second = RouterProcess.start(ConfigLoader.builder().environment(Map.of())
-                .overrides(ConfigOverrides.none().withConfigFile(file)).dynamoSections(sections.all()).build(),
-                sections)) {
-            String base = "http://127.0.0.1:" + ((InetSocketAddress) second.boundAddresses().get(0)).getPort();
-            await().atMost(Duration.ofSeconds(60)).until(() -> send(base, "GET", "/admin/dynamo/workers", null)
-                    .body().contains("\"connected\""));
+        try (RouterProcess second = startConnected(file)) {
+            String base = base(second);
             for (String[] route : List.of(
                     new String[] {"/v1/messages", "{\"model\":\"" + MODEL + "\",\"max_tokens\":8,\"messages\":"
                             + "[{\"role\":\"user\",\"content\":\"hi\"}]}"},
@@ -322,13 +317,8 @@ class SdkIngressEndToEndTest {
         Path file = dir.resolve("native.yaml");
         Files.writeString(file, Files.readString(dir.resolve("config.yaml")).replace("models: [\"" + MODEL + "\"]}",
                 "models: [\"" + MODEL + "\"], responses_api: native}"));
-        DynamoSections sections = DynamoSections.create(Map.of());
-        try (RouterProcess second = RouterProcess.start(ConfigLoader.builder().environment(Map.of())
-                .overrides(ConfigOverrides.none().withConfigFile(file)).dynamoSections(sections.all()).build(),
-                sections)) {
-            String base = "http://127.0.0.1:" + ((InetSocketAddress) second.boundAddresses().get(0)).getPort();
-            await().atMost(Duration.ofSeconds(60)).until(() -> send(base, "GET", "/admin/dynamo/workers", null)
-                    .body().contains("\"connected\""));
+        try (RouterProcess second = startConnected(file)) {
+            String base = base(second);
             JsonNode out = runNode("native-responses.cjs", base);
             String text = "Hello from the simulated fleet.";
             assertThat(out.path("native-create").path("ok").asBoolean()).as(out.toString()).isTrue();
@@ -368,6 +358,27 @@ class SdkIngressEndToEndTest {
 
     // ---------------------------------------------------------------- helpers
 
+    /** Another router on {@code file}, once its load subscriptions are connected. */
+    private RouterProcess startConnected(Path file) throws Exception {
+        DynamoSections sections = DynamoSections.create(Map.of());
+        RouterProcess second = RouterProcess.start(ConfigLoader.builder().environment(Map.of())
+                .overrides(ConfigOverrides.none().withConfigFile(file)).dynamoSections(sections.all()).build(),
+                sections);
+        String base = base(second);
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> send(base, "GET", "/admin/dynamo/workers", null)
+                    .body().contains("\"connected\""));
+        } catch (RuntimeException | Error e) {
+            second.close();
+            throw e;
+        }
+        return second;
+    }
+
+    private static String base(RouterProcess process) {
+        return "http://127.0.0.1:" + ((InetSocketAddress) process.boundAddresses().get(0)).getPort();
+    }
+
     private DirectFrontend.Received received(String name) {
         List<DirectFrontend.Received> all = receivedAll(name);
         assertThat(all).as("requests the shim received for " + name).hasSize(1);
@@ -387,7 +398,7 @@ class SdkIngressEndToEndTest {
     }
 
     private String base() {
-        return "http://127.0.0.1:" + ((InetSocketAddress) router.boundAddresses().get(0)).getPort();
+        return base(router);
     }
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {

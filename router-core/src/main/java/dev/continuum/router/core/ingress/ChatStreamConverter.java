@@ -5,12 +5,14 @@ import dev.continuum.router.core.proxy.IngressConverter.InvalidResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What both stream converters share: an upstream chat-completion stream read chunk by chunk ({@link ChatChunk}),
  * {@code [DONE]} or the upstream's end finishing the client's stream once, an {@code {"error": ...}} event ending
- * it with the wire's error event, a converter that fails releasing what it wrote, and the slot (block or item
- * index) of each tool call, at most {@link #MAX_TOOL_CALLS} of them. Subclasses write the wire's events.
+ * it with the wire's error event, a converter that fails releasing what it wrote, each chunk taken apart in the same
+ * order (start, text, tool-call fragments, finish reason and usage kept), and the slot (block or item index) of each
+ * tool call, at most {@link #MAX_TOOL_CALLS} of them. Subclasses write the wire's events.
  */
 public abstract class ChatStreamConverter implements IngressConverter.StreamConverter {
     /** The most tool calls of one answer; a higher index cuts the stream. */
@@ -19,6 +21,7 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     protected static final int NONE = -1;
     private static final int OUT_BYTES = 256;
 
+    private boolean started;
     private boolean done;
     /** Slot per chat tool-call index ({@link #NONE} = not seen). */
     private int[] toolSlots = new int[0];
@@ -31,18 +34,27 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
                 return out;
             }
             if (isDoneMarker(data)) {
-                done = true;
-                finish(out);
+                endStream(out);
                 return out;
             }
-            ChatChunk chunk = ChatChunk.read(data, !started());
+            ChatChunk chunk = ChatChunk.read(data, !started);
             if (chunk.error()) {
                 // An error after the 200 head (the pin refused mid-stream, say): relayed as the stream's end.
                 done = true;
                 error(UpstreamError.of(500, data), out);
                 return out;
             }
-            chunk(chunk, out);
+            if (!started) {
+                started = true;
+                start(chunk, out);
+            }
+            if (!chunk.content().isEmpty()) {
+                text(chunk.content(), out);
+            }
+            for (int i = 0; i < chunk.toolCalls().size(); i++) {
+                toolCall(chunk.toolCalls().get(i), out);
+            }
+            keep(chunk);
             return out;
         } catch (InvalidResponse | RuntimeException e) {
             out.release();
@@ -54,10 +66,18 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     public final ByteBuf end(ByteBufAllocator alloc) {
         ByteBuf out = alloc.buffer(OUT_BYTES);
         if (!done) {
-            done = true;
-            finish(out); // an upstream that ended without [DONE]: still a complete answer for the client
+            endStream(out); // an upstream that ended without [DONE]: still a complete answer for the client
         }
         return out;
+    }
+
+    private void endStream(ByteBuf out) {
+        done = true;
+        if (!started) {
+            started = true;
+            start(null, out);
+        }
+        finish(out);
     }
 
     private static boolean isDoneMarker(ByteBuf data) {
@@ -67,16 +87,25 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
                 && data.getByte(i + 5) == ']';
     }
 
-    /** Whether the client's stream has started (until then chunks are read with their id, model and time). */
-    protected abstract boolean started();
+    /**
+     * Writes the events that open the client's stream, once, from the first chunk (the only one read with its id,
+     * model and time), or with null when the stream ends before any chunk.
+     */
+    protected abstract void start(@Nullable ChatChunk first, ByteBuf out);
 
-    /** Writes the events for one chunk. */
-    protected abstract void chunk(ChatChunk chunk, ByteBuf out) throws InvalidResponse;
+    /** Writes the events for a chunk's text. */
+    protected abstract void text(String text, ByteBuf out) throws InvalidResponse;
+
+    /** Writes the events for one fragment of a tool call. */
+    protected abstract void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws InvalidResponse;
+
+    /** Keeps what the end of the stream reports: the finish reason, the usage. */
+    protected abstract void keep(ChatChunk chunk);
 
     /** Writes the wire's error event for an error the upstream sent inside the stream; the stream ends. */
     protected abstract void error(UpstreamError error, ByteBuf out);
 
-    /** Writes the events that end the client's stream; called once. */
+    /** Writes the events that end the client's stream; called once, after {@link #start}. */
     protected abstract void finish(ByteBuf out);
 
     /**

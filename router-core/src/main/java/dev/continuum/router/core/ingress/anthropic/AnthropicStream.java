@@ -28,7 +28,6 @@ final class AnthropicStream extends ChatStreamConverter {
             IngressJson.utf8(",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
     private static final byte[] DELTA_END = IngressJson.utf8("}}\n\n");
 
-    private boolean started;
     /** The open block's index, or {@link #NONE}. */
     private int open = NONE;
     /** The chat tool-call index the open block belongs to, or {@link #NONE} for a text block. */
@@ -41,19 +40,7 @@ final class AnthropicStream extends ChatStreamConverter {
     private long outputTokens;
 
     @Override
-    protected boolean started() {
-        return started;
-    }
-
-    @Override
-    protected void chunk(ChatChunk chunk, ByteBuf out) throws IngressConverter.InvalidResponse {
-        start(chunk.id(), chunk.model(), out);
-        if (!chunk.content().isEmpty()) {
-            text(chunk.content(), out);
-        }
-        for (int i = 0; i < chunk.toolCalls().size(); i++) {
-            toolCall(chunk.toolCalls().get(i), out);
-        }
+    protected void keep(ChatChunk chunk) {
         String finish = chunk.finishReason();
         if (finish != null) {
             finishReason = finish;
@@ -71,16 +58,13 @@ final class AnthropicStream extends ChatStreamConverter {
         IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(500, error));
     }
 
-    private void start(String id, String model, ByteBuf out) {
-        if (started) {
-            return;
-        }
-        started = true;
+    @Override
+    protected void start(@Nullable ChatChunk first, ByteBuf out) {
         ObjectNode message = IngressJson.object();
-        message.put("id", AnthropicResponses.messageId(id));
+        message.put("id", AnthropicResponses.messageId(first == null ? "" : first.id()));
         message.put("type", "message");
         message.put("role", "assistant");
-        message.put("model", model);
+        message.put("model", first == null ? "" : first.model());
         message.putArray("content");
         message.putNull("stop_reason");
         message.putNull("stop_sequence");
@@ -91,7 +75,8 @@ final class AnthropicStream extends ChatStreamConverter {
         IngressJson.writeEvent(out, "ping", IngressJson.object().put("type", "ping"));
     }
 
-    private void text(String text, ByteBuf out) {
+    @Override
+    protected void text(String text, ByteBuf out) {
         if (open == NONE || openTool != NONE) {
             closeBlock(out);
             open = nextBlock++;
@@ -112,7 +97,8 @@ final class AnthropicStream extends ChatStreamConverter {
         out.writeBytes(DELTA_END);
     }
 
-    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+    @Override
+    protected void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
         int tool = call.index();
         int block = toolSlot(tool);
         sawToolCall = true;
@@ -150,9 +136,6 @@ final class AnthropicStream extends ChatStreamConverter {
 
     @Override
     protected void finish(ByteBuf out) {
-        if (!started) {
-            start("", "", out);
-        }
         closeBlock(out);
         ObjectNode choice = IngressJson.object().put("finish_reason", finishReason);
         if (matchedStop != null) {

@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
 final class ResponsesStream extends ChatStreamConverter {
     private static final byte[] TEXT_DELTA = IngressJson.utf8("event: response.output_text.delta\ndata: "
             + "{\"type\":\"response.output_text.delta\",\"item_id\":\"");
-    private static final byte[] TEXT_DELTA_INDEX = IngressJson.utf8("\",\"output_index\":");
+    private static final byte[] OUTPUT_INDEX = IngressJson.utf8("\",\"output_index\":");
     private static final byte[] TEXT_DELTA_VALUE = IngressJson.utf8(",\"content_index\":0,\"delta\":");
     private static final byte[] TEXT_DELTA_SEQUENCE = IngressJson.utf8(",\"logprobs\":[],\"sequence_number\":");
     private static final byte[] ARGS_DELTA = IngressJson.utf8("event: response.function_call_arguments.delta\ndata: "
@@ -37,7 +37,6 @@ final class ResponsesStream extends ChatStreamConverter {
     private static final byte[] EVENT_END = IngressJson.utf8("}\n\n");
 
     private long sequence;
-    private boolean started;
     private String id = "resp_continuum";
     private long createdAt;
     private String model = "";
@@ -58,19 +57,7 @@ final class ResponsesStream extends ChatStreamConverter {
     private ChatChunk.@Nullable Usage usage;
 
     @Override
-    protected boolean started() {
-        return started;
-    }
-
-    @Override
-    protected void chunk(ChatChunk chunk, ByteBuf out) throws IngressConverter.InvalidResponse {
-        start(chunk, out);
-        if (!chunk.content().isEmpty()) {
-            text(chunk.content(), out);
-        }
-        for (int i = 0; i < chunk.toolCalls().size(); i++) {
-            toolCall(chunk.toolCalls().get(i), out);
-        }
+    protected void keep(ChatChunk chunk) {
         String finish = chunk.finishReason();
         if (finish != null) {
             finishReason = finish;
@@ -93,11 +80,8 @@ final class ResponsesStream extends ChatStreamConverter {
         IngressJson.writeEvent(out, event.path("type").asText(), event);
     }
 
-    private void start(@Nullable ChatChunk chunk, ByteBuf out) {
-        if (started) {
-            return;
-        }
-        started = true;
+    @Override
+    protected void start(@Nullable ChatChunk chunk, ByteBuf out) {
         id = ResponseObjects.responseId(chunk == null ? "" : chunk.id());
         createdAt = chunk == null ? 0 : chunk.created();
         model = chunk == null ? "" : chunk.model();
@@ -128,7 +112,8 @@ final class ResponsesStream extends ChatStreamConverter {
         openItemIdBytes = IngressJson.utf8(openItemId);
     }
 
-    private void text(String text, ByteBuf out) throws IngressConverter.InvalidResponse {
+    @Override
+    protected void text(String text, ByteBuf out) throws IngressConverter.InvalidResponse {
         if (open == NONE || openTool != NONE) {
             closeItem(out);
             open(NONE);
@@ -142,16 +127,25 @@ final class ResponsesStream extends ChatStreamConverter {
         }
         hold(text.length());
         openText.append(text);
-        out.writeBytes(TEXT_DELTA).writeBytes(openItemIdBytes).writeBytes(TEXT_DELTA_INDEX);
+        delta(out, TEXT_DELTA, TEXT_DELTA_VALUE, text, TEXT_DELTA_SEQUENCE);
+    }
+
+    /**
+     * A per-token delta of the open item, written from constant bytes: {@code head}, the item's ID and output index,
+     * {@code beforeValue}, {@code value} as a JSON string, {@code beforeSequence}, the sequence number.
+     */
+    private void delta(ByteBuf out, byte[] head, byte[] beforeValue, String value, byte[] beforeSequence) {
+        out.writeBytes(head).writeBytes(openItemIdBytes).writeBytes(OUTPUT_INDEX);
         IngressJson.writeDecimal(out, open);
-        out.writeBytes(TEXT_DELTA_VALUE);
-        IngressJson.writeJsonString(out, text);
-        out.writeBytes(TEXT_DELTA_SEQUENCE);
+        out.writeBytes(beforeValue);
+        IngressJson.writeJsonString(out, value);
+        out.writeBytes(beforeSequence);
         IngressJson.writeDecimal(out, sequence++);
         out.writeBytes(EVENT_END);
     }
 
-    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+    @Override
+    protected void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
         int tool = call.index();
         int item = toolSlot(tool);
         if (item == NONE) {
@@ -173,13 +167,7 @@ final class ResponsesStream extends ChatStreamConverter {
         if (!args.isEmpty()) {
             hold(args.length());
             openText.append(args);
-            out.writeBytes(ARGS_DELTA).writeBytes(openItemIdBytes).writeBytes(TEXT_DELTA_INDEX);
-            IngressJson.writeDecimal(out, open);
-            out.writeBytes(ARGS_DELTA_VALUE);
-            IngressJson.writeJsonString(out, args);
-            out.writeBytes(ARGS_DELTA_SEQUENCE);
-            IngressJson.writeDecimal(out, sequence++);
-            out.writeBytes(EVENT_END);
+            delta(out, ARGS_DELTA, ARGS_DELTA_VALUE, args, ARGS_DELTA_SEQUENCE);
         }
     }
 
@@ -214,9 +202,6 @@ final class ResponsesStream extends ChatStreamConverter {
 
     @Override
     protected void finish(ByteBuf out) {
-        if (!started) {
-            start(null, out);
-        }
         closeItem(out);
         ObjectNode r = ResponseObjects.response(id, createdAt, model, "completed");
         r.set("output", output);
