@@ -202,9 +202,11 @@ final class RouterProcess implements AutoCloseable {
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
                 .blockingExecutor(blocking.executor())
-                // Anthropic Messages and Responses beside the OpenAI routes; count_tokens estimates until a
-                // tokenizer-backed counter is wired here.
-                .proxyOptions(Ingresses.standard(ProxyOptions.defaults(), new EstimatedTokens()))
+                // Anthropic Messages and Responses beside the OpenAI routes; count_tokens counts with the model's
+                // pinned tokenizer (dynamo.kv) when it is loaded, else estimates.
+                .proxyOptions(Ingresses.standard(ProxyOptions.defaults(), kv.tokenCounter(
+                        discovery.registry()::snapshot, () -> store.current().dynamo().section(sections.shim()),
+                        new EstimatedTokens())))
                 .routeExact("/health", health)
                 .routeExact("/healthz", health)
                 .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))

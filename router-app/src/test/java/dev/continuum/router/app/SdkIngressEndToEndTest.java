@@ -101,7 +101,7 @@ class SdkIngressEndToEndTest {
             assertThat(view.get("subscriptions")).as(view.toString()).hasSize(2)
                     .allSatisfy(s -> assertThat(s.get("state").asText()).isEqualTo("connected"));
         });
-        sdk = runNode();
+        sdk = runNode("ingress-clients.cjs", base());
     }
 
     @AfterAll
@@ -114,12 +114,12 @@ class SdkIngressEndToEndTest {
         }
     }
 
-    private JsonNode runNode() throws Exception {
-        Path script = dir.resolve("ingress-clients.cjs");
-        try (InputStream in = getClass().getResourceAsStream("/sdk/ingress-clients.cjs")) {
-            Files.copy(java.util.Objects.requireNonNull(in, "ingress-clients.cjs"), script);
+    private JsonNode runNode(String name, String routerBase) throws Exception {
+        Path script = dir.resolve(name);
+        try (InputStream in = getClass().getResourceAsStream("/sdk/" + name)) {
+            Files.copy(java.util.Objects.requireNonNull(in, name), script);
         }
-        ProcessBuilder pb = new ProcessBuilder("node", script.toString(), base(), MODEL)
+        ProcessBuilder pb = new ProcessBuilder("node", script.toString(), routerBase, MODEL)
                 .redirectError(dir.resolve("node.err").toFile());
         pb.environment().put("NODE_PATH", NpmFixtures.nodeModules("sdk").toString());
         Process p = pb.start();
@@ -283,13 +283,8 @@ class SdkIngressEndToEndTest {
                         + closed + "\", models: [\"" + MODEL + "\"]}\n  - {name: frontend")
                 .replace("backends: [frontend]", "backends: [down, frontend]")
                 .replace("health_checks: {enabled: false}", "health_checks: {enabled: false}\ncircuit_breaker: {enabled: false}"));
-        DynamoSections sections = DynamoSections.create(Map.of());
-        try (RouterProcess second = RouterProcess.start(ConfigLoader.builder().environment(Map.of())
-                .overrides(ConfigOverrides.none().withConfigFile(file)).dynamoSections(sections.all()).build(),
-                sections)) {
-            String base = "http://127.0.0.1:" + ((InetSocketAddress) second.boundAddresses().get(0)).getPort();
-            await().atMost(Duration.ofSeconds(60)).until(() -> send(base, "GET", "/admin/dynamo/workers", null)
-                    .body().contains("\"connected\""));
+        try (RouterProcess second = startConnected(file)) {
+            String base = base(second);
             for (String[] route : List.of(
                     new String[] {"/v1/messages", "{\"model\":\"" + MODEL + "\",\"max_tokens\":8,\"messages\":"
                             + "[{\"role\":\"user\",\"content\":\"hi\"}]}"},
@@ -314,7 +309,75 @@ class SdkIngressEndToEndTest {
         }
     }
 
+    // ---------------------------------------------------------------- native Responses passthrough
+
+    @Test
+    void aNativeResponsesBackendGetsTheClientsBodyPinnedByModelAlone() throws Exception {
+        // A second router whose frontend is configured to serve the Responses API itself.
+        Path file = dir.resolve("native.yaml");
+        Files.writeString(file, Files.readString(dir.resolve("config.yaml")).replace("models: [\"" + MODEL + "\"]}",
+                "models: [\"" + MODEL + "\"], responses_api: native}"));
+        try (RouterProcess second = startConnected(file)) {
+            String base = base(second);
+            JsonNode out = runNode("native-responses.cjs", base);
+            String text = "Hello from the simulated fleet.";
+            assertThat(out.path("native-create").path("ok").asBoolean()).as(out.toString()).isTrue();
+            assertThat(out.path("native-create").path("output_text").asText()).isEqualTo(text);
+            assertThat(out.path("native-create").path("id").asText()).isEqualTo("resp_sim"); // the backend's own
+            assertThat(out.path("native-stream").path("ok").asBoolean()).as(out.toString()).isTrue();
+            assertThat(out.path("native-stream").path("output_text").asText()).isEqualTo(text);
+            assertThat(strings(out.path("native-stream").path("events"))).startsWith("response.created")
+                    .contains("response.output_text.delta").endsWith("response.completed");
+
+            // The frontend (which refuses anything without a valid pair of its fleet) got the client's Responses
+            // body, not a chat completion, pinned by the router alone and without nvext.token_data.
+            DirectFrontend.Received create = received("native-create");
+            JsonNode body = JSON.readTree(create.body());
+            assertThat(body.path("previous_response_id").asText()).isEqualTo("resp_earlier");
+            assertThat(body.has("messages")).isFalse();
+            assertThat(create.headers()).containsKeys(PIN, PREFILL_PIN);
+
+            HttpRequest raw = HttpRequest.newBuilder(URI.create(base + "/v1/responses"))
+                    .header("content-type", "application/json").header(PIN, "1").header("x-dynamo-dp-rank", "0")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL + "\",\"input\":"
+                            + "\"[case:native-raw] hi\",\"nvext\":{\"token_data\":[1,2,3],\"backend_instance_id\":1}}"))
+                    .build();
+            HttpResponse<String> r = client.send(raw, HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            JsonNode answer = JSON.readTree(r.body());
+            assertThat(answer.path("id").asText()).isEqualTo("resp_sim");
+            assertThat(answer.path("output").path(0).path("content").path(0).path("text").asText()).isEqualTo(text);
+            DirectFrontend.Received got = received("native-raw");
+            JsonNode sent = JSON.readTree(got.body());
+            assertThat(sent.path("input").asText()).isEqualTo("[case:native-raw] hi");
+            assertThat(sent.path("nvext").has("token_data")).isFalse();
+            assertThat(sent.path("nvext").has("backend_instance_id")).isFalse();
+            assertThat(got.headers().get(PIN)).isNotEqualTo("1");
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
+
+    /** Another router on {@code file}, once its load subscriptions are connected. */
+    private RouterProcess startConnected(Path file) throws Exception {
+        DynamoSections sections = DynamoSections.create(Map.of());
+        RouterProcess second = RouterProcess.start(ConfigLoader.builder().environment(Map.of())
+                .overrides(ConfigOverrides.none().withConfigFile(file)).dynamoSections(sections.all()).build(),
+                sections);
+        String base = base(second);
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> send(base, "GET", "/admin/dynamo/workers", null)
+                    .body().contains("\"connected\""));
+        } catch (RuntimeException | Error e) {
+            second.close();
+            throw e;
+        }
+        return second;
+    }
+
+    private static String base(RouterProcess process) {
+        return "http://127.0.0.1:" + ((InetSocketAddress) process.boundAddresses().get(0)).getPort();
+    }
 
     private DirectFrontend.Received received(String name) {
         List<DirectFrontend.Received> all = receivedAll(name);
@@ -335,7 +398,7 @@ class SdkIngressEndToEndTest {
     }
 
     private String base() {
-        return "http://127.0.0.1:" + ((InetSocketAddress) router.boundAddresses().get(0)).getPort();
+        return base(router);
     }
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {

@@ -46,8 +46,8 @@ import org.jspecify.annotations.Nullable;
  * An emulator of {@code dynamo.frontend --router-mode direct}, written from upstream's direct mode (not from
  * the router): it resolves the {@code x-dynamo-*} pins (and their older aliases) against a simulated fleet,
  * answers a chat completion buffered or as SSE tokens at a configurable rate (text, or a tool call when tools are
- * offered: {@link ChatAnswer}), records the last requests it accepted, and counts what each pinned
- * worker received.
+ * offered: {@link ChatAnswer}) and a Responses request natively ({@link ResponsesAnswer}), records the last
+ * requests it accepted, and counts what each pinned worker received.
  *
  * <p>Pins are read as upstream reads them: decimal u64 instance IDs and u32 ranks, an unparsable value
  * (hexadecimal included) silently counting as absent; the {@code x-dynamo-*} name wins over its alias.
@@ -392,6 +392,10 @@ public final class DirectFrontend implements AutoCloseable {
                 respond(ctx, keepAlive, HttpResponseStatus.OK, "{\"object\":\"list\",\"data\":[]}");
                 return;
             }
+            if (path.startsWith("/v1/responses")) {
+                respondResponses(ctx, keepAlive, request);
+                return;
+            }
             if (!path.startsWith("/v1/chat/completions")) {
                 respond(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "{\"error\":{\"message\":\"not found\"}}");
                 return;
@@ -434,6 +438,35 @@ public final class DirectFrontend implements AutoCloseable {
             frontend.record(request.headers(), body);
             frontend.record(ReceivedChat.of(body, decode));
             new Answer(ctx, keepAlive, ChatAnswer.of(body, promptTokens), ticket, done).nextStep(0);
+        }
+
+        /**
+         * {@code /v1/responses}, which the frontend serves natively: pinned like a chat completion (the same
+         * refusals), recorded, and answered at once ({@link ResponsesAnswer}).
+         */
+        private void respondResponses(ChannelHandlerContext ctx, boolean keepAlive, FullHttpRequest request) {
+            String refusal = frontend.refusal(request.headers());
+            if (refusal != null) {
+                respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                        "{\"error\":{\"message\":\"" + refusal + "\",\"type\":\"internal_error\",\"code\":500}}");
+                return;
+            }
+            String body = request.content().toString(StandardCharsets.UTF_8);
+            frontend.record(request.headers(), body);
+            if (!ResponsesAnswer.streamed(body)) {
+                respond(ctx, keepAlive, HttpResponseStatus.OK, ResponsesAnswer.buffered());
+                return;
+            }
+            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+            HttpUtil.setTransferEncodingChunked(head, true);
+            HttpUtil.setKeepAlive(head, keepAlive);
+            ctx.write(head);
+            ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(ResponsesAnswer.events(), StandardCharsets.UTF_8)));
+            var written = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            if (!keepAlive) {
+                written.addListener(ChannelFutureListener.CLOSE);
+            }
         }
 
         private void respondCompletion(ChannelHandlerContext ctx, boolean keepAlive, ChatAnswer answer) {

@@ -58,8 +58,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A real OpenAI-wire backend on a loopback port for tests: {@code GET /v1/models} (also the
  * health answer), {@code GET /health}, and {@code POST /v1/chat/completions},
- * {@code POST /v1/completions}, {@code POST /v1/embeddings} and {@code POST /v1/rerank} answered by scripted
- * {@link Reply replies}. Every request is
+ * {@code POST /v1/completions}, {@code POST /v1/embeddings}, {@code POST /v1/rerank} and
+ * {@code POST /v1/responses} answered by scripted {@link Reply replies}. Every request is
  * recorded. {@link #stop()} closes the listener and every connection (connections are then
  * refused), {@link #restart()} binds the same port again. HTTP/1.1 keep-alive is honoured, so the
  * router's connection pool is exercised.
@@ -267,7 +267,8 @@ public final class TestUpstream implements AutoCloseable {
             if (req.method().equals(HttpMethod.POST)
                     && (path.equals("/v1/chat/completions") || path.equals("/v1/completions")
                     || path.endsWith("/v1/chat/completions") || path.endsWith("/v1/completions")
-                    || path.endsWith("/v1/embeddings") || path.endsWith("/v1/rerank"))) {
+                    || path.endsWith("/v1/embeddings") || path.endsWith("/v1/rerank")
+                    || path.endsWith("/v1/responses"))) {
                 Reply reply = queued.poll();
                 reply(ctx, reply != null ? reply : defaultReply, r, keepAlive);
                 return;

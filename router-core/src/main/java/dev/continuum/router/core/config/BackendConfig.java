@@ -18,6 +18,8 @@ import org.jspecify.annotations.Nullable;
  * @param enabled  disabled backends are kept in config but never chosen
  * @param internal internal backends are never chosen for a client's model and not listed in /v1/models;
  *                 only internal dispatch (for example the Dynamo shim path) sends to them
+ * @param responsesApi {@code responses_api}: whether {@code /v1/responses} requests are converted to chat
+ *                 completions for this backend or passed through to its own Responses API
  * @param healthCheck {@code health_check}: this backend's probe settings (the global {@code health_checks}
  *                 with the keys written here replaced), or null to use the global ones
  * @param requiresSingleLeadingSystem {@code requires_single_leading_system}: chat bodies sent here get their
@@ -35,6 +37,7 @@ public record BackendConfig(
         @Nullable Duration timeout,
         boolean enabled,
         boolean internal,
+        ResponsesApi responsesApi,
         @Nullable HealthCheckConfig healthCheck,
         @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean requiresSingleLeadingSystem) {
 
@@ -42,17 +45,40 @@ public record BackendConfig(
         models = List.copyOf(models);
     }
 
-    /** A backend that takes chat bodies as they are. */
+    /** A backend with {@code /v1/responses} converted that takes chat bodies as they are. */
     public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
                          @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal,
                          @Nullable HealthCheckConfig healthCheck) {
-        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, healthCheck, false);
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, ResponsesApi.CONVERTED,
+                healthCheck, false);
+    }
+
+    /** A backend that takes chat bodies as they are. */
+    public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
+                         @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal,
+                         ResponsesApi responsesApi, @Nullable HealthCheckConfig healthCheck) {
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, responsesApi, healthCheck,
+                false);
+    }
+
+    /** A backend with {@code /v1/responses} converted. */
+    public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
+                         @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal,
+                         @Nullable HealthCheckConfig healthCheck, boolean requiresSingleLeadingSystem) {
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, ResponsesApi.CONVERTED,
+                healthCheck, requiresSingleLeadingSystem);
     }
 
     /** A backend probed with the global {@code health_checks}. */
     public BackendConfig(String name, BackendType type, URI url, List<String> models, BackendRole role, int weight,
                          @Nullable Secret apiKey, @Nullable Duration timeout, boolean enabled, boolean internal) {
-        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, null, false);
+        this(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, ResponsesApi.CONVERTED, null,
+                false);
+    }
+
+    /** Whether {@code /v1/responses} requests go to this backend unconverted. */
+    public boolean servesResponsesNatively() {
+        return responsesApi == ResponsesApi.NATIVE;
     }
 
     /** The probe settings of this backend: its own {@code health_check}, else {@code global}. */

@@ -19,6 +19,7 @@ final class BackendsBinder {
     static final String URL_EXPECTATION = "an absolute http or https URL with a host";
     static final String TYPE_EXPECTATION =
             "one of openai, ollama, vllm, localai, lmstudio, llamacpp, mlxcel, continuum";
+    static final String RESPONSES_API_EXPECTATION = "one of converted, native";
     static final String TRANSLATED_TYPE_EXPECTATION =
             "an OpenAI-wire backend type; anthropic/gemini translation is not in this build";
 
@@ -78,6 +79,8 @@ final class BackendsBinder {
         boolean enabled = n.get("enabled").asBool(true);
         boolean internal = n.get("internal").asBool(false);
         boolean singleLeadingSystem = n.get("requires_single_leading_system").asBool(false);
+        ResponsesApi responsesApi = n.get("responses_api").asChoice(ResponsesApi.CONVERTED, ResponsesApi::parse,
+                RESPONSES_API_EXPECTATION);
         ConfigNode perBackendHealth = n.get("health_check");
         HealthCheckConfig health = null;
         if (perBackendHealth.kind() == ConfigNode.Kind.MAP) {
@@ -88,8 +91,8 @@ final class BackendsBinder {
         if (name == null || name.isEmpty()) {
             return null;
         }
-        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal, health,
-                singleLeadingSystem);
+        return new BackendConfig(name, type, url, models, role, weight, apiKey, timeout, enabled, internal,
+                responsesApi, health, singleLeadingSystem);
     }
 
     private static BackendType type(ConfigNode node) {

@@ -6,9 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import dev.continuum.router.core.proxy.IngressConverter.InvalidResponse;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -25,6 +23,9 @@ public record ChatChunk(String id, String model, long created, String content, L
                         boolean error) {
     private static final JsonFactory JSON = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build()).build();
+    /** A chunk of a direct buffer is copied here to be parsed (event loops only: one array per thread). */
+    private static final int SCRATCH_BYTES = 16 * 1024;
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_BYTES]);
 
     /** One fragment of a tool call: the first names it ({@code id}, {@code name}), later ones add arguments. */
     public record ToolCallDelta(int index, @Nullable String id, @Nullable String name, String arguments) {
@@ -34,8 +35,29 @@ public record ChatChunk(String id, String model, long created, String content, L
     public record Usage(long promptTokens, long completionTokens, long cachedTokens, long reasoningTokens) {
     }
 
+    /** The chunk with its {@code id}, {@code model} and {@code created}. */
     public static ChatChunk read(ByteBuf data) throws InvalidResponse {
-        try (InputStream in = new ByteBufInputStream(data.duplicate()); JsonParser p = JSON.createParser(in)) {
+        return read(data, true);
+    }
+
+    /**
+     * @param header whether to read {@code id}, {@code model} and {@code created} (a stream needs them from its
+     *               first chunk only; otherwise they are "" and 0, and no string is made for them)
+     */
+    public static ChatChunk read(ByteBuf data, boolean header) throws InvalidResponse {
+        int length = data.readableBytes();
+        byte[] bytes;
+        int offset;
+        if (data.hasArray()) {
+            bytes = data.array();
+            offset = data.arrayOffset() + data.readerIndex();
+        } else {
+            // Jackson reads a byte array in place; a direct buffer is copied into the thread's scratch array.
+            bytes = length <= SCRATCH_BYTES ? SCRATCH.get() : new byte[length];
+            data.getBytes(data.readerIndex(), bytes, 0, length);
+            offset = 0;
+        }
+        try (JsonParser p = JSON.createParser(bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidResponse("a chunk is not a JSON object");
             }
@@ -44,9 +66,9 @@ public record ChatChunk(String id, String model, long created, String content, L
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
                 switch (name) {
-                    case "id" -> b.id = text(p, v, b.id);
-                    case "model" -> b.model = text(p, v, b.model);
-                    case "created" -> b.created = number(p, v);
+                    case "id" -> b.id = header ? text(p, v, b.id) : keep(p, b.id);
+                    case "model" -> b.model = header ? text(p, v, b.model) : keep(p, b.model);
+                    case "created" -> b.created = header ? number(p, v) : keep(p, b.created);
                     case "error" -> {
                         b.error = true;
                         p.skipChildren();
@@ -62,8 +84,7 @@ public record ChatChunk(String id, String model, long created, String content, L
                     default -> p.skipChildren();
                 }
             }
-            return new ChatChunk(b.id, b.model, b.created, b.content.toString(), b.calls, b.finish, b.stop, b.usage,
-                    b.error);
+            return new ChatChunk(b.id, b.model, b.created, b.content, b.calls, b.finish, b.stop, b.usage, b.error);
         } catch (IOException e) {
             throw new InvalidResponse("a chunk is not valid JSON");
         }
@@ -73,12 +94,19 @@ public record ChatChunk(String id, String model, long created, String content, L
         String id = "";
         String model = "";
         long created;
-        final StringBuilder content = new StringBuilder();
-        final List<ToolCallDelta> calls = new ArrayList<>(0);
+        String content = "";
+        List<ToolCallDelta> calls = List.of();
         @Nullable String finish;
         @Nullable String stop;
         @Nullable Usage usage;
         boolean error;
+
+        void call(ToolCallDelta call) {
+            if (calls.isEmpty()) {
+                calls = new ArrayList<>(2);
+            }
+            calls.add(call);
+        }
     }
 
     private static String text(JsonParser p, JsonToken v, String otherwise) throws IOException {
@@ -90,6 +118,17 @@ public record ChatChunk(String id, String model, long created, String content, L
     }
 
     private static <T> @Nullable T skip(JsonParser p, @Nullable T value) throws IOException {
+        p.skipChildren();
+        return value;
+    }
+
+    /** Skips the value and keeps {@code value} (no string is made for a field not wanted). */
+    private static String keep(JsonParser p, String value) throws IOException {
+        p.skipChildren();
+        return value;
+    }
+
+    private static long keep(JsonParser p, long value) throws IOException {
         p.skipChildren();
         return value;
     }
@@ -128,10 +167,10 @@ public record ChatChunk(String id, String model, long created, String content, L
             String name = p.currentName();
             JsonToken v = p.nextToken();
             if (name.equals("content") && v == JsonToken.VALUE_STRING) {
-                b.content.append(p.getText());
+                b.content = b.content.isEmpty() ? p.getText() : b.content + p.getText();
             } else if (name.equals("tool_calls") && v == JsonToken.START_ARRAY) {
                 while (p.nextToken() == JsonToken.START_OBJECT) {
-                    b.calls.add(toolCall(p));
+                    b.call(toolCall(p));
                 }
             } else {
                 p.skipChildren();

@@ -103,21 +103,46 @@ public final class IngressJson {
         out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
     }
 
+    /** The bytes of {@code event: <name>\ndata: }, the start of one SSE event (made once per event name). */
+    public static byte[] eventStart(String name) {
+        return ("event: " + name + "\ndata: ").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {@code s} (the constant JSON around a per-token value) as UTF-8, made once. */
+    public static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
     /**
-     * Appends one SSE event whose data is {@code head}, {@code value} as a JSON string, then {@code tail}:
-     * the streams' per-token events, written without building a tree (the head and tail are the caller's
-     * constant JSON around the one client-visible string).
+     * Appends {@code value} as a JSON string. A string with nothing to escape (the usual token) is written as it is,
+     * without an intermediate array; one with a quote, a backslash or a control character goes through Jackson's
+     * encoder.
      */
-    public static void writeStringEvent(ByteBuf out, String event, String head, String value, String tail) {
-        out.writeCharSequence("event: ", StandardCharsets.US_ASCII);
-        out.writeCharSequence(event, StandardCharsets.UTF_8);
-        out.writeCharSequence("\ndata: ", StandardCharsets.US_ASCII);
-        out.writeCharSequence(head, StandardCharsets.UTF_8);
+    public static void writeJsonString(ByteBuf out, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                out.writeByte('"');
+                out.writeBytes(JsonStringEncoder.getInstance().quoteAsUTF8(value));
+                out.writeByte('"');
+                return;
+            }
+        }
         out.writeByte('"');
-        out.writeBytes(JsonStringEncoder.getInstance().quoteAsUTF8(value));
+        out.writeCharSequence(value, StandardCharsets.UTF_8);
         out.writeByte('"');
-        out.writeCharSequence(tail, StandardCharsets.UTF_8);
-        out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
+    }
+
+    /** Appends {@code n} (not negative) in decimal, without making a string. */
+    public static void writeDecimal(ByteBuf out, long n) {
+        long v = Math.max(0, n);
+        long unit = 1;
+        while (unit <= v / 10) {
+            unit *= 10;
+        }
+        for (; unit > 0; unit /= 10) {
+            out.writeByte((int) ('0' + v / unit % 10));
+        }
     }
 
     /** The text of a node that should be a string; "" for anything else. */

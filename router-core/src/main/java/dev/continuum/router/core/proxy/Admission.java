@@ -3,6 +3,7 @@ package dev.continuum.router.core.proxy;
 import dev.continuum.router.core.auth.AuthResult;
 import dev.continuum.router.core.auth.RateDecision;
 import dev.continuum.router.core.config.ApiKeyConfig;
+import dev.continuum.router.core.config.BackendConfig;
 import dev.continuum.router.core.config.ConsistentHashConfig;
 import dev.continuum.router.core.config.FallbackConfig;
 import dev.continuum.router.core.config.SelectionStrategy;
@@ -14,6 +15,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,10 +37,11 @@ final class Admission {
 
     /**
      * An admitted request: what its body says, the body to send (owned when {@code ownsBody}: a converted
-     * or stripped copy), and the backends that may serve it, in configuration order.
+     * or stripped copy), the backends that may serve it, in configuration order, and the converter of its
+     * answers (null when the body goes in the client's own wire: an OpenAI route, or a native passthrough).
      */
-    record Request(ParsedRequest parsed, ByteBuf body, boolean ownsBody, List<Backend> candidates)
-            implements Result {
+    record Request(ParsedRequest parsed, ByteBuf body, boolean ownsBody, List<Backend> candidates,
+                   @Nullable IngressConverter converter) implements Result {
     }
 
     /** Refused with {@code response} (owned by the receiver); {@code rateLimitedBy} when a bucket said no. */
@@ -76,11 +79,56 @@ final class Admission {
     }
 
     /**
-     * @param converter      the ingress's converter, or null when {@code clientBody} is already the body to send
+     * @param route          the request's route: its converter (none when {@code clientBody} is already the body
+     *                       to send), and the backends that take its wire unconverted
      * @param estimatePrompt whether the dispatch hook will see the request (only then is the prompt estimated)
      */
-    static Result request(ProxyState state, Caller caller, ByteBuf clientBody, @Nullable IngressConverter converter,
+    static Result request(ProxyState state, Caller caller, ByteBuf clientBody, ProxyRoute route,
                           boolean estimatePrompt, ByteBufAllocator alloc) {
+        Predicate<BackendConfig> nativeWire = route.nativeWire();
+        if (nativeWire != null && servedNatively(state, caller, clientBody, nativeWire)) {
+            return request(state, caller, clientBody, null, nativeWire, estimatePrompt, alloc);
+        }
+        return request(state, caller, clientBody, route.converter(), null, estimatePrompt, alloc);
+    }
+
+    /**
+     * Whether a backend that takes the wire unconverted serves the body's model for this caller. Free when no
+     * client-facing backend does (the common case); otherwise the body's {@code model} is read once more. A body
+     * that cannot be read is left to the converter, which refuses it in the wire's shape.
+     */
+    private static boolean servedNatively(ProxyState state, Caller caller, ByteBuf clientBody,
+                                          Predicate<BackendConfig> nativeWire) {
+        boolean any = false;
+        for (Backend b : state.clientFacing) {
+            any |= nativeWire.test(b.config());
+        }
+        if (!any) {
+            return false;
+        }
+        String model;
+        try {
+            model = RequestBodyInspector.inspect(clientBody, false).model();
+        } catch (RequestBodyInspector.InvalidBody e) {
+            return false;
+        }
+        ApiKeyConfig k = caller.key();
+        for (Backend b : state.serving(model)) {
+            if (nativeWire.test(b.config()) && (k == null || k.allowedBackends().isEmpty()
+                    || k.allowedBackends().contains(b.name()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @param converter  the converter of the request's wire, or null to send {@code clientBody} as it is
+     * @param nativeOnly on a native passthrough, the backends that may take it (the others are not candidates)
+     */
+    private static Result request(ProxyState state, Caller caller, ByteBuf clientBody,
+                                  @Nullable IngressConverter converter, @Nullable Predicate<BackendConfig> nativeOnly,
+                                  boolean estimatePrompt, ByteBufAllocator alloc) {
         ByteBuf body = clientBody;
         if (converter != null) {
             try {
@@ -96,6 +144,9 @@ final class Admission {
         } catch (RequestBodyInspector.InvalidBody e) {
             return refuse(e.json ? OpenAiErrors.invalidJson(e.getMessage())
                     : OpenAiErrors.invalidRequest(e.getMessage(), "invalid_request"), body, owned);
+        }
+        if (nativeOnly != null) {
+            p = p.asPassthrough();
         }
         if (p.untrustedNvext()) {
             ByteBuf stripped;
@@ -118,7 +169,7 @@ final class Admission {
         List<Backend> serving = state.serving(p.model());
         if (serving.isEmpty()) {
             if (modelNotFoundFallsBack(state, p.model())) {
-                return new Request(p, body, owned, serving); // no candidate: the exchange falls back at once
+                return new Request(p, body, owned, serving, converter); // no candidate: the exchange falls back
             }
             return refuse(OpenAiErrors.modelNotFound(p.model()), body, owned);
         }
@@ -130,7 +181,10 @@ final class Admission {
                                 + "'."), body, owned);
             }
         }
-        return new Request(p, body, owned, serving);
+        if (nativeOnly != null) {
+            serving.removeIf(b -> !nativeOnly.test(b.config()));
+        }
+        return new Request(p, body, owned, serving, converter);
     }
 
     private static boolean hashesFirstUserMessage(ProxyState state) {

@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
  * Lets a module pin a request to upstream-side workers without core knowing how (the Dynamo shim path
  * lives in {@code router-shim}). The proxy asks the hook once per {@code /v1/chat/completions} request, and
  * once per send of a converting ingress's request (whose body it sees converted: the first send, then each
- * retry on the plan's path, narrowed to the backend that send goes to), when
+ * retry on the plan's path, narrowed to the backend that send goes to; a native passthrough's body as the client
+ * sent it, {@link DispatchRequest#chatBody()} false), when
  * {@code disaggregated_serving.enabled} is true, after authentication, rate limits, model and per-key policy,
  * on the client's event loop: the hook must not block.
  *

@@ -23,10 +23,13 @@ import org.jspecify.annotations.Nullable;
  * @param resend         a later send of a request that has a plan already (a retry behind a converting ingress
  *                       asks again, narrowed to its backend): the request is counted by its plans' endings, so a
  *                       hook that counts requests must not count a resend it has no plan for
+ * @param chatBody       whether {@code body} is a chat completion; false for a request passed through in another
+ *                       wire (a {@code /v1/responses} body for backends that serve it natively), which is pinned
+ *                       by model alone: the proxy never sends a plan's {@link DispatchPlan.PinnedBody} for it
  */
 public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
                               long estimatedPromptTokens, ChatRewrites rewrites, @Nullable String tenantId,
-                              boolean resend) {
+                              boolean resend, boolean chatBody) {
     public DispatchRequest {
         Objects.requireNonNull(model, "model");
         usableBackends = List.copyOf(usableBackends);
@@ -34,15 +37,16 @@ public record DispatchRequest(String model, boolean stream, List<String> usableB
         Objects.requireNonNull(rewrites, "rewrites");
     }
 
-    /** A first ask whose body no backend rewrites, without a tenant. */
+    /** A first ask of a chat completion whose body no backend rewrites, without a tenant. */
     public DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
                            long estimatedPromptTokens) {
-        this(model, stream, usableBackends, body, estimatedPromptTokens, ChatRewrites.NONE, null, false);
+        this(model, stream, usableBackends, body, estimatedPromptTokens, ChatRewrites.NONE, null, false, true);
     }
 
     /** This request with another body (a copy the hook made), everything else the same. */
     public DispatchRequest withBody(ByteBuf other) {
         return new DispatchRequest(model, stream, usableBackends, other, estimatedPromptTokens, rewrites, tenantId,
-                resend);
+                resend, chatBody);
     }
+
 }

@@ -3,6 +3,7 @@ package dev.continuum.router.core.proxy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.config.ApiKeyConfig;
+import dev.continuum.router.core.config.BackendConfig;
 import dev.continuum.router.core.config.FallbackConfig;
 import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.core.metrics.FallbackReason;
@@ -12,6 +13,7 @@ import io.netty.buffer.ByteBufInputStream;
 import io.netty.util.AsciiString;
 import java.io.IOException;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,17 +37,24 @@ final class ModelFallback {
 
     private final FallbackConfig config;
     private final List<String> chain;
+    /** A passthrough's backends (the body is in a wire only they take), else null = every backend. */
+    private final @Nullable Predicate<BackendConfig> only;
     private int next;
 
-    private ModelFallback(FallbackConfig config, List<String> chain) {
+    private ModelFallback(FallbackConfig config, List<String> chain, @Nullable Predicate<BackendConfig> only) {
         this.config = config;
         this.chain = chain;
+        this.only = only;
     }
 
-    /** Null when {@code model} has no chain (or fallback is off): the common case costs nothing more. */
-    static @Nullable ModelFallback of(FallbackConfig config, String model) {
+    /**
+     * Null when {@code model} has no chain (or fallback is off): the common case costs nothing more.
+     *
+     * @param only when not null, fallback models are tried on the backends it accepts only
+     */
+    static @Nullable ModelFallback of(FallbackConfig config, String model, @Nullable Predicate<BackendConfig> only) {
         List<String> chain = config.chain(model);
-        return chain.isEmpty() ? null : new ModelFallback(config, chain);
+        return chain.isEmpty() ? null : new ModelFallback(config, chain, only);
     }
 
     /** Whether the policy's trigger conditions include {@code reason} (for an upstream status, {@code status}). */
@@ -71,6 +80,10 @@ final class ModelFallback {
             List<Backend> serving = state.serving(model);
             if (key != null && !key.allowedBackends().isEmpty()) {
                 serving.removeIf(b -> !key.allowedBackends().contains(b.name()));
+            }
+            Predicate<BackendConfig> o = only;
+            if (o != null) {
+                serving.removeIf(b -> !o.test(b.config()));
             }
             if (!serving.isEmpty()) {
                 return new Next(model, serving);

@@ -112,7 +112,7 @@ final class PlanGuard {
             ByteBuf body, HookContext context, boolean resend) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId(), resend));
+                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId(), resend, !p.passthrough()));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;

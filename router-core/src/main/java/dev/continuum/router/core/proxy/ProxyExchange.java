@@ -18,7 +18,9 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,7 +57,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     private final Channel clientCh;
     private final EventLoop loop;
     private final ProxyRoute route;
-    private final @Nullable IngressConverter converter;
+    /** The route's converter; null when the answer goes in the client's wire (an OpenAI route, a passthrough). */
+    private @Nullable IngressConverter converter;
     private final OutboundBody out;
     private final RequestTimeouts timeouts;
 
@@ -107,20 +110,21 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         }
         ProxyRoute.LocalAnswer local = route.localAnswer();
         if (local != null) {
-            answer(local.answer(request.content(), clientCh.alloc()));
+            answerLocal(local.answer(request.content(), clientCh.alloc()));
             return;
         }
         // The hook is asked about chat bodies only, and only while disaggregated serving is on; a request it
         // will not see skips the prompt estimate.
         DispatchHook hook = route.kind() == ProxyRoute.Kind.CHAT && state.config.disaggregatedServing().enabled()
                 ? service.dispatchHook() : null;
-        r = Admission.request(state, c, request.content(), converter, hook != null, clientCh.alloc());
+        r = Admission.request(state, c, request.content(), route, hook != null, clientCh.alloc());
         if (r instanceof Admission.Refused f) {
             refuse(f);
             return;
         }
         Admission.Request q = (Admission.Request) r;
         out.admitted(q);
+        converter = q.converter();
         standard = q.candidates();
         ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state.config) : null;
         if (cb != null) {
@@ -132,6 +136,23 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         } else {
             SendPlanner.first(hook, q.parsed(), standard, out.body(), hookContext(), loop, this);
         }
+    }
+
+    /** A local route's answer, written on this exchange's loop when it is ready ({@link #answer} releases it late). */
+    private void answerLocal(CompletionStage<FullHttpResponse> later) {
+        later.whenComplete((r, failure) -> {
+            FullHttpResponse res = r != null && failure == null ? r
+                    : OpenAiErrors.error(500, OpenAiErrors.SERVER, "internal_error", "The router could not answer.");
+            if (loop.inEventLoop()) {
+                answer(res);
+                return;
+            }
+            try {
+                loop.execute(() -> answer(res));
+            } catch (RejectedExecutionException e) {
+                res.release(); // the loop is shutting down; the channel goes with it
+            }
+        });
     }
 
     private void refuse(Admission.Refused f) {
@@ -154,7 +175,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         guard = g;
         ParsedRequest p = out.parsed();
         affinityKey = AffinityKeys.of(state.config, client.request().headers(), p);
-        fallback = ModelFallback.of(state.config.fallback(), p.model());
+        fallback = ModelFallback.of(state.config.fallback(), p.model(), p.passthrough() ? route.nativeWire() : null);
         candidates = new Candidates(state, g == null ? standard : g.pool(), callerOrThrow().bypassLimits(), affinityKey);
         state.retryBudget.onRequest();
         attempt();
@@ -181,7 +202,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         Attempt a = new Attempt(pick.backend(), pick.permit(), service.options.nanoClock().getAsLong(), loop, this);
         attempt = a;
         PlanGuard g = guard;
-        if (converter != null && g != null && g.pinned() && g.needsFreshPlan()) {
+        if (route.converter() != null && g != null && g.pinned() && g.needsFreshPlan()) {
             // Behind a converting ingress a retry on the plan's path is a new send: it waits for its own plan.
             DispatchHook hook = service.dispatchHook();
             if (hook == null) {
@@ -274,7 +295,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     @Override
     public FullHttpRequest upstreamRequest(Attempt a) {
         Admission.Caller c = caller;
-        return UpstreamRequestFactory.forAttempt(client, converter, guard, c == null ? null : c.credentialSource(),
+        return UpstreamRequestFactory.forAttempt(client, converter, out.parsed().passthrough(), guard, c == null ? null : c.credentialSource(),
                 a.backend, out.body(), chatBodies);
     }
 

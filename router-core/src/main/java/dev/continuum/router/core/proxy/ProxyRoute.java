@@ -1,9 +1,13 @@
 package dev.continuum.router.core.proxy;
 
+import dev.continuum.router.core.config.BackendConfig;
 import dev.continuum.router.core.metrics.Endpoint;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.FullHttpResponse;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,14 +31,16 @@ public final class ProxyRoute {
 
     /**
      * A {@code POST} answered by the router itself once the caller is admitted (an ingress's token count, say).
-     * Runs on the client's event loop: it must not block.
+     * Called on the client's event loop: it must not block; work that may (tokenizing) completes the answer later.
      */
     @FunctionalInterface
     public interface LocalAnswer {
         /**
-         * The response to {@code body} (borrowed); a complete response the caller owns, in the route's wire.
+         * The response to {@code body} (borrowed for the call only: read what is needed before returning), now or
+         * later, on any thread; a complete response the caller owns, in the route's wire. The proxy writes it on
+         * the client's event loop (or releases it when the client left meanwhile); a stage that fails is a 500.
          */
-        io.netty.handler.codec.http.FullHttpResponse answer(ByteBuf body, ByteBufAllocator alloc);
+        CompletionStage<FullHttpResponse> answer(ByteBuf body, ByteBufAllocator alloc);
     }
 
     public static final ProxyRoute CHAT_COMPLETIONS =
@@ -54,18 +60,20 @@ public final class ProxyRoute {
     private final Kind kind;
     private final @Nullable IngressConverter converter;
     private final @Nullable LocalAnswer local;
+    private final @Nullable Predicate<BackendConfig> nativeWire;
 
     private ProxyRoute(String path, Endpoint endpoint, Kind kind, @Nullable IngressConverter converter) {
-        this(path, endpoint, kind, converter, null);
+        this(path, endpoint, kind, converter, null, null);
     }
 
     private ProxyRoute(String path, Endpoint endpoint, Kind kind, @Nullable IngressConverter converter,
-                       @Nullable LocalAnswer local) {
+                       @Nullable LocalAnswer local, @Nullable Predicate<BackendConfig> nativeWire) {
         this.path = path;
         this.endpoint = endpoint;
         this.kind = kind;
         this.converter = converter;
         this.local = local;
+        this.nativeWire = nativeWire;
     }
 
     /**
@@ -76,6 +84,18 @@ public final class ProxyRoute {
     public static ProxyRoute converted(String path, Endpoint endpoint, IngressConverter converter) {
         return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.CHAT,
                 Objects.requireNonNull(converter, "converter"));
+    }
+
+    /**
+     * Like {@link #converted}, except for a request whose model a backend that {@code nativeWire} accepts serves
+     * (for this caller): that request is not converted but sent as the client wrote it (client routing fields
+     * removed) to the same path of those backends only, their answers relayed untouched; the dispatch hook pins it
+     * by model alone (a {@link DispatchRequest#chatBody() chatBody} of false), afresh on every send.
+     */
+    public static ProxyRoute convertedUnlessNative(String path, Endpoint endpoint, IngressConverter converter,
+                                                   Predicate<BackendConfig> nativeWire) {
+        return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.CHAT,
+                Objects.requireNonNull(converter, "converter"), null, Objects.requireNonNull(nativeWire, "nativeWire"));
     }
 
     /**
@@ -92,7 +112,7 @@ public final class ProxyRoute {
      */
     public static ProxyRoute local(String path, Endpoint endpoint, LocalAnswer answer, IngressConverter errors) {
         return new ProxyRoute(absolute(path), Objects.requireNonNull(endpoint, "endpoint"), Kind.LOCAL,
-                Objects.requireNonNull(errors, "errors"), Objects.requireNonNull(answer, "answer"));
+                Objects.requireNonNull(errors, "errors"), Objects.requireNonNull(answer, "answer"), null);
     }
 
     private static String absolute(String path) {
@@ -101,6 +121,11 @@ public final class ProxyRoute {
             throw new IllegalArgumentException("path: " + path + " (expected: an absolute path)");
         }
         return path;
+    }
+
+    /** The backends that take this route's wire unconverted ({@link #convertedUnlessNative}), else null. */
+    public @Nullable Predicate<BackendConfig> nativeWire() {
+        return nativeWire;
     }
 
     /** A {@link Kind#LOCAL} route's answer, else null. */

@@ -34,18 +34,20 @@ final class UpstreamRequestFactory {
      * the plan's path it carries the plan's pin headers, and the plan's own body when it has one (a fallback sends
      * the request's body again).
      */
-    static FullHttpRequest forAttempt(ClientExchange client, @Nullable IngressConverter converter,
+    static FullHttpRequest forAttempt(ClientExchange client, @Nullable IngressConverter converter, boolean passthrough,
             @Nullable PlanGuard guard, AuthResult.@Nullable CredentialSource credentials, Backend b, ByteBuf body,
             @Nullable ChatBodies chatBodies) {
         BackendEndpoint endpoint = b.resources().endpoint;
         String target = converter == null ? endpoint.target(client.path(), client.rawQuery())
                 : endpoint.target(ProxyRoute.CHAT_UPSTREAM_PATH, null);
         Map<String, String> pins = guard == null ? Map.of() : guard.pinHeaders();
-        DispatchPlan.PinnedBody pinnedBody = guard == null ? null : guard.pinnedBody();
+        // A passthrough (another wire sent unconverted) is pinned by model alone: neither a plan's body (a chat
+        // completion) nor a chat rewrite is ever applied to it.
+        DispatchPlan.PinnedBody pinnedBody = guard == null || passthrough ? null : guard.pinnedBody();
         // A plan's own body replaces the request's on its path only (a fallback sends the request's again), and it
         // carries the backend's rewrites already; off the plan's path the backend's rewrites (global_prompts) apply.
         ByteBuf out = pinnedBody != null ? Unpooled.wrappedBuffer(pinnedBody.bytes())
-                : chatBodies == null ? body : chatBodies.bodyFor(b.config(), body);
+                : chatBodies == null || passthrough ? body : chatBodies.bodyFor(b.config(), body);
         try {
             return build(client.request().headers(), client.request().method(), credentials, b, pins, out, target);
         } finally {

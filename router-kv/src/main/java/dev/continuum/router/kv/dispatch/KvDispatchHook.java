@@ -64,8 +64,8 @@ public final class KvDispatchHook implements DispatchHook {
     @Override
     public @Nullable Answer plan(DispatchRequest request) {
         KvConfig kv = kvConfig.get();
-        if (!kv.enabled()) {
-            return shim.plan(request);
+        if (!kv.enabled() || !request.chatBody()) {
+            return shim.plan(request); // a passthrough (not a chat body) is pinned by model alone
         }
         ModelArtifacts m = resolver.resolve(snapshots.get(), kv, shimConfig.get().workerModel(request.model()));
         if (!(m instanceof ModelArtifacts.Ready ready)) {

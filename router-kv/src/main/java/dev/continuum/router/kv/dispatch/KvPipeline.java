@@ -1,5 +1,6 @@
 package dev.continuum.router.kv.dispatch;
 
+import dev.continuum.router.core.ingress.anthropic.TokenCounter;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.artifacts.ArtifactCache;
@@ -60,6 +61,15 @@ public final class KvPipeline extends StartStopSupport {
     public KvDispatchHook hook(ShimDispatcher shim, Supplier<DynamoSnapshot> snapshots,
             Supplier<ShimConfig> shimConfig) {
         return new KvDispatchHook(shim, snapshots, shimConfig, config, resolver, encoder, metrics);
+    }
+
+    /**
+     * {@code count_tokens} from the model's pinned tokenizer when its artifacts are ready, else {@code fallback}'s
+     * answer ({@link KvTokenCounter}).
+     */
+    public KvTokenCounter tokenCounter(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> shimConfig,
+            TokenCounter fallback) {
+        return new KvTokenCounter(snapshots, shimConfig, config, resolver, encoder, fallback);
     }
 
     /** Applies a reloaded {@code dynamo.kv}: a removed pin drops what it loaded; a new cache directory is used. */

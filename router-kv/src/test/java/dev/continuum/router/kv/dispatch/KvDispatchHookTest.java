@@ -275,7 +275,7 @@ class KvDispatchHookTest {
         ChatRewrites differ = b -> b.equals("frontend") ? global : ChatRewrite.NONE;
 
         DispatchPlan plan = later(() -> new DispatchRequest("qwen", false, List.of("other", "frontend", "frontend-2"),
-                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, differ, "tenant-9", false))
+                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, differ, "tenant-9", false, true))
                 .plan().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
         String rendered = encodedBodies.get(encodedBodies.size() - 1);
@@ -289,7 +289,7 @@ class KvDispatchHookTest {
         assertThat(plan.pinnedBody()).isNull();
 
         DispatchPlan same = later(() -> new DispatchRequest("qwen", false, List.of("frontend", "frontend-2"),
-                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, b -> global, "tenant-9", false))
+                Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)), 10, b -> global, "tenant-9", false, true))
                 .plan().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
         JsonNode sent = JSON.readTree(same.pinnedBody().bytes());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.ingress.IngressJson;
+import dev.continuum.router.core.ingress.ToolDefinitions;
 import dev.continuum.router.core.proxy.IngressConverter.InvalidRequest;
 import java.util.Map;
 
@@ -15,6 +16,11 @@ import java.util.Map;
  */
 final class AnthropicRequests {
     /** Anthropic's tool choice types and their chat spelling (a named tool is converted separately). */
+    /** Custom tools only: server tools run on Anthropic's side, Anthropic-defined tools bring no schema. */
+    private static final ToolDefinitions TOOLS = new ToolDefinitions("custom", "custom", "input_schema", true,
+            "this router offers the model custom tools only; server tools (web_search, web_fetch, code_execution, ...)"
+                    + " are run by Anthropic's API and Anthropic-defined tools (bash, text_editor, computer) carry no"
+                    + " schema, and this router runs none of them.");
     private static final Map<String, String> TOOL_CHOICE = Map.of("auto", "auto", "any", "required", "none", "none");
 
     private AnthropicRequests() {
@@ -252,32 +258,7 @@ final class AnthropicRequests {
     }
 
     private static void tools(JsonNode in, ObjectNode out) throws InvalidRequest {
-        JsonNode tools = in.path("tools");
-        if (tools.isArray()) {
-            ArrayNode converted = null;
-            for (int i = 0; i < tools.size(); i++) {
-                JsonNode t = tools.get(i);
-                String type = t.path("type").asText("custom");
-                if (!type.equals("custom")) {
-                    // Server tools (web_search_20250305, bash_20250124, ...) run on Anthropic's side; this router
-                    // runs none of them, so the model is not offered them.
-                    continue;
-                }
-                if (converted == null) {
-                    converted = out.putArray("tools");
-                }
-                ObjectNode fn = converted.addObject().put("type", "function").putObject("function");
-                fn.put("name", IngressJson.requiredText(t, "name", "tools." + i));
-                if (t.path("description").isTextual()) {
-                    fn.put("description", t.path("description").asText());
-                }
-                JsonNode schema = t.path("input_schema");
-                if (!schema.isObject()) {
-                    throw new InvalidRequest("tools." + i + ".input_schema: Field required (an object).");
-                }
-                fn.set("parameters", schema);
-            }
-        }
+        TOOLS.convert(in.path("tools"), out);
         JsonNode choice = in.path("tool_choice");
         if (choice.isObject() && out.has("tools")) {
             String type = choice.path("type").asText();

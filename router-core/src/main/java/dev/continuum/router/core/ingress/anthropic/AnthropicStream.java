@@ -2,13 +2,11 @@ package dev.continuum.router.core.ingress.anthropic;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.ingress.ChatChunk;
+import dev.continuum.router.core.ingress.ChatStreamConverter;
 import dev.continuum.router.core.ingress.IngressJson;
 import dev.continuum.router.core.ingress.UpstreamError;
 import dev.continuum.router.core.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,21 +17,22 @@ import org.jspecify.annotations.Nullable;
  * ends the stream.
  *
  * <p>State is bounded: a few scalars and the block index of each tool call, at most {@link #MAX_TOOL_CALLS} of
- * them (more cut the stream); nothing of the text is held.
+ * them (more cut the stream); nothing of the text is held. The per-token deltas are written from constant bytes
+ * around the token, without a tree or an intermediate string.
  */
-final class AnthropicStream implements IngressConverter.StreamConverter {
-    static final int MAX_TOOL_CALLS = 128;
-    private static final int NONE = -1;
+final class AnthropicStream extends ChatStreamConverter {
+    private static final byte[] DELTA_EVENT = IngressJson.eventStart("content_block_delta");
+    private static final byte[] DELTA_HEAD = IngressJson.utf8("{\"type\":\"content_block_delta\",\"index\":");
+    private static final byte[] TEXT_DELTA = IngressJson.utf8(",\"delta\":{\"type\":\"text_delta\",\"text\":");
+    private static final byte[] JSON_DELTA =
+            IngressJson.utf8(",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
+    private static final byte[] DELTA_END = IngressJson.utf8("}}\n\n");
 
-    private boolean started;
-    private boolean done;
     /** The open block's index, or {@link #NONE}. */
     private int open = NONE;
     /** The chat tool-call index the open block belongs to, or {@link #NONE} for a text block. */
     private int openTool = NONE;
     private int nextBlock;
-    /** Block index per chat tool-call index (NONE = not seen). */
-    private int[] toolBlocks = new int[0];
     private boolean sawToolCall;
     private String finishReason = "";
     private @Nullable String matchedStop;
@@ -41,70 +40,31 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
     private long outputTokens;
 
     @Override
-    public ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws IngressConverter.InvalidResponse {
-        ByteBuf out = alloc.buffer(256);
-        try {
-            if (done) {
-                return out;
-            }
-            if (isDone(data)) {
-                finish(out);
-                return out;
-            }
-            ChatChunk chunk = ChatChunk.read(data);
-            if (chunk.error()) {
-                // An error after the 200 head (the pin refused mid-stream, say): relayed as the stream's end.
-                done = true;
-                IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(500, UpstreamError.of(500, data)));
-                return out;
-            }
-            start(chunk.id(), chunk.model(), out);
-            if (!chunk.content().isEmpty()) {
-                text(chunk.content(), out);
-            }
-            for (ChatChunk.ToolCallDelta call : chunk.toolCalls()) {
-                toolCall(call, out);
-            }
-            String finish = chunk.finishReason();
-            if (finish != null) {
-                finishReason = finish;
-                matchedStop = chunk.matchedStop();
-            }
-            ChatChunk.Usage usage = chunk.usage();
-            if (usage != null) {
-                inputTokens = usage.promptTokens();
-                outputTokens = usage.completionTokens();
-            }
-            return out;
-        } catch (IngressConverter.InvalidResponse | RuntimeException e) {
-            out.release();
-            throw e;
+    protected void keep(ChatChunk chunk) {
+        String finish = chunk.finishReason();
+        if (finish != null) {
+            finishReason = finish;
+            matchedStop = chunk.matchedStop();
+        }
+        ChatChunk.Usage usage = chunk.usage();
+        if (usage != null) {
+            inputTokens = usage.promptTokens();
+            outputTokens = usage.completionTokens();
         }
     }
 
     @Override
-    public ByteBuf end(ByteBufAllocator alloc) {
-        ByteBuf out = alloc.buffer(128);
-        if (!done) {
-            finish(out); // an upstream that ended without [DONE]: still a complete message for the client
-        }
-        return out;
+    protected void error(UpstreamError error, ByteBuf out) {
+        IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(500, error));
     }
 
-    private static boolean isDone(ByteBuf data) {
-        return data.readableBytes() == 6 && data.toString(StandardCharsets.US_ASCII).equals("[DONE]");
-    }
-
-    private void start(String id, String model, ByteBuf out) {
-        if (started) {
-            return;
-        }
-        started = true;
+    @Override
+    protected void start(@Nullable ChatChunk first, ByteBuf out) {
         ObjectNode message = IngressJson.object();
-        message.put("id", AnthropicResponses.messageId(id));
+        message.put("id", AnthropicResponses.messageId(first == null ? "" : first.id()));
         message.put("type", "message");
         message.put("role", "assistant");
-        message.put("model", model);
+        message.put("model", first == null ? "" : first.model());
         message.putArray("content");
         message.putNull("stop_reason");
         message.putNull("stop_sequence");
@@ -115,7 +75,8 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
         IngressJson.writeEvent(out, "ping", IngressJson.object().put("type", "ping"));
     }
 
-    private void text(String text, ByteBuf out) {
+    @Override
+    protected void text(String text, ByteBuf out) {
         if (open == NONE || openTool != NONE) {
             closeBlock(out);
             open = nextBlock++;
@@ -124,42 +85,43 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
             ev.putObject("content_block").put("type", "text").put("text", "");
             IngressJson.writeEvent(out, "content_block_start", ev);
         }
-        IngressJson.writeStringEvent(out, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":" + open
-                + ",\"delta\":{\"type\":\"text_delta\",\"text\":", text, "}}");
+        delta(out, TEXT_DELTA, text);
     }
 
-    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+    /** {@code content_block_delta} of the open block: {@code kind} (the delta's head) then {@code value}. */
+    private void delta(ByteBuf out, byte[] kind, String value) {
+        out.writeBytes(DELTA_EVENT).writeBytes(DELTA_HEAD);
+        IngressJson.writeDecimal(out, open);
+        out.writeBytes(kind);
+        IngressJson.writeJsonString(out, value);
+        out.writeBytes(DELTA_END);
+    }
+
+    @Override
+    protected void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
         int tool = call.index();
-        if (tool < 0 || tool >= MAX_TOOL_CALLS) {
-            throw new IngressConverter.InvalidResponse("tool call index out of range");
-        }
+        int block = toolSlot(tool);
         sawToolCall = true;
-        if (tool >= toolBlocks.length) {
-            int old = toolBlocks.length;
-            toolBlocks = Arrays.copyOf(toolBlocks, Math.min(MAX_TOOL_CALLS, Math.max(4, tool + 1) * 2));
-            Arrays.fill(toolBlocks, old, toolBlocks.length, NONE);
-        }
-        if (toolBlocks[tool] == NONE) {
+        if (block == NONE) {
             closeBlock(out);
             open = nextBlock++;
             openTool = tool;
-            toolBlocks[tool] = open;
+            toolSlot(tool, open);
             ObjectNode ev = IngressJson.object().put("type", "content_block_start").put("index", open);
-            ObjectNode block = ev.putObject("content_block").put("type", "tool_use");
+            ObjectNode b = ev.putObject("content_block").put("type", "tool_use");
             String id = call.id();
             String name = call.name();
-            block.put("id", id == null ? "toolu_" + tool : id);
-            block.put("name", name == null ? "" : name);
-            block.putObject("input");
+            b.put("id", id == null ? "toolu_" + tool : id);
+            b.put("name", name == null ? "" : name);
+            b.putObject("input");
             IngressJson.writeEvent(out, "content_block_start", ev);
-        } else if (toolBlocks[tool] != open) {
+        } else if (block != open) {
             // Fragments of an earlier call after another block opened: Anthropic's blocks do not interleave.
             throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
         }
         String args = call.arguments();
         if (!args.isEmpty()) {
-            IngressJson.writeStringEvent(out, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":"
-                    + open + ",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", args, "}}");
+            delta(out, JSON_DELTA, args);
         }
     }
 
@@ -172,11 +134,8 @@ final class AnthropicStream implements IngressConverter.StreamConverter {
         }
     }
 
-    private void finish(ByteBuf out) {
-        done = true;
-        if (!started) {
-            start("", "", out);
-        }
+    @Override
+    protected void finish(ByteBuf out) {
         closeBlock(out);
         ObjectNode choice = IngressJson.object().put("finish_reason", finishReason);
         if (matchedStop != null) {

@@ -3,6 +3,8 @@ package dev.continuum.router.core.ingress.anthropic;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.proxy.PromptTokens;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The documented estimate without a tokenizer: the load-only picker's heuristic ({@link PromptTokens}: the
@@ -12,7 +14,12 @@ import dev.continuum.router.core.proxy.PromptTokens;
  */
 public final class EstimatedTokens implements TokenCounter {
     @Override
-    public long inputTokens(ObjectNode chatBody) {
+    public CompletionStage<Long> inputTokens(ObjectNode chatBody) {
+        return CompletableFuture.completedFuture(estimate(chatBody));
+    }
+
+    /** The estimate, computed on the caller's thread (cheap: one walk of the converted body). */
+    public long estimate(ObjectNode chatBody) {
         long n = 0;
         for (JsonNode m : chatBody.path("messages")) {
             n = add(n, m.path("content"));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.ingress.IngressJson;
+import dev.continuum.router.core.ingress.ToolDefinitions;
 import dev.continuum.router.core.proxy.IngressConverter.InvalidRequest;
 import java.util.Set;
 
@@ -14,6 +15,11 @@ import java.util.Set;
  * mode) is refused.
  */
 final class ResponsesRequests {
+    /** Function tools only: hosted tools run on OpenAI's side. */
+    private static final ToolDefinitions TOOLS = new ToolDefinitions("function", "", "parameters", false,
+            "this router offers the model function tools only; hosted tools (web_search, file_search,"
+                    + " code_interpreter, computer_use, mcp, ...) are run by OpenAI's API, and this router runs none"
+                    + " of them.");
     private static final Set<String> TOOL_CHOICES = Set.of("auto", "none", "required");
 
     private ResponsesRequests() {
@@ -205,32 +211,9 @@ final class ResponsesRequests {
     }
 
     private static void tools(JsonNode in, ObjectNode out) throws InvalidRequest {
-        JsonNode tools = in.path("tools");
-        ArrayNode converted = null;
-        for (int i = 0; i < tools.size(); i++) {
-            JsonNode t = tools.get(i);
-            if (!"function".equals(t.path("type").asText())) {
-                // Hosted tools (web_search, file_search, code_interpreter, ...) run on OpenAI's side; this
-                // router runs none of them, so the model is not offered them.
-                continue;
-            }
-            if (converted == null) {
-                converted = out.putArray("tools");
-            }
-            ObjectNode fn = converted.addObject().put("type", "function").putObject("function");
-            fn.put("name", IngressJson.requiredText(t, "name", "tools." + i));
-            if (t.path("description").isTextual()) {
-                fn.put("description", t.path("description").asText());
-            }
-            if (t.path("parameters").isObject()) {
-                fn.set("parameters", t.path("parameters"));
-            }
-            if (t.path("strict").isBoolean()) {
-                fn.put("strict", t.path("strict").asBoolean());
-            }
-        }
+        boolean converted = TOOLS.convert(in.path("tools"), out);
         JsonNode choice = in.path("tool_choice");
-        if (converted == null || choice.isMissingNode() || choice.isNull()) {
+        if (!converted || choice.isMissingNode() || choice.isNull()) {
             return;
         }
         if (choice.isTextual() && TOOL_CHOICES.contains(choice.asText())) {

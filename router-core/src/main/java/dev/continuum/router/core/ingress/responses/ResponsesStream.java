@@ -3,13 +3,11 @@ package dev.continuum.router.core.ingress.responses;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.ingress.ChatChunk;
+import dev.continuum.router.core.ingress.ChatStreamConverter;
 import dev.continuum.router.core.ingress.IngressJson;
 import dev.continuum.router.core.ingress.UpstreamError;
 import dev.continuum.router.core.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,15 +21,22 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The ".done" events and the final response repeat what was streamed, so the text and arguments are held:
  * at most {@link IngressConverter#MAX_BUFFERED_RESPONSE_BYTES} characters in all (a longer answer cuts the
- * stream), and at most {@link #MAX_TOOL_CALLS} tool calls.
+ * stream), and at most {@link #MAX_TOOL_CALLS} tool calls. The per-token deltas are written from constant bytes
+ * around the token (the open item's ID made into bytes once), without a tree or an intermediate string.
  */
-final class ResponsesStream implements IngressConverter.StreamConverter {
-    static final int MAX_TOOL_CALLS = 128;
-    private static final int NONE = -1;
+final class ResponsesStream extends ChatStreamConverter {
+    private static final byte[] TEXT_DELTA = IngressJson.utf8("event: response.output_text.delta\ndata: "
+            + "{\"type\":\"response.output_text.delta\",\"item_id\":\"");
+    private static final byte[] OUTPUT_INDEX = IngressJson.utf8("\",\"output_index\":");
+    private static final byte[] TEXT_DELTA_VALUE = IngressJson.utf8(",\"content_index\":0,\"delta\":");
+    private static final byte[] TEXT_DELTA_SEQUENCE = IngressJson.utf8(",\"logprobs\":[],\"sequence_number\":");
+    private static final byte[] ARGS_DELTA = IngressJson.utf8("event: response.function_call_arguments.delta\ndata: "
+            + "{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"");
+    private static final byte[] ARGS_DELTA_VALUE = IngressJson.utf8(",\"delta\":");
+    private static final byte[] ARGS_DELTA_SEQUENCE = IngressJson.utf8(",\"sequence_number\":");
+    private static final byte[] EVENT_END = IngressJson.utf8("}\n\n");
 
     private long sequence;
-    private boolean started;
-    private boolean done;
     private String id = "resp_continuum";
     private long createdAt;
     private String model = "";
@@ -44,61 +49,30 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
     private final StringBuilder openText = new StringBuilder();
     private String openCallId = "";
     private String openName = "";
-    /** Output index per chat tool-call index (NONE = not seen). */
-    private int[] toolItems = new int[0];
+    /** The open item's ID, made once when it opens, and its bytes for the deltas. */
+    private String openItemId = "";
+    private byte[] openItemIdBytes = new byte[0];
     private long held;
     private String finishReason = "";
     private ChatChunk.@Nullable Usage usage;
 
     @Override
-    public ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws IngressConverter.InvalidResponse {
-        ByteBuf out = alloc.buffer(256);
-        try {
-            if (done) {
-                return out;
-            }
-            if (data.readableBytes() == 6 && data.toString(StandardCharsets.US_ASCII).equals("[DONE]")) {
-                finish(out);
-                return out;
-            }
-            ChatChunk chunk = ChatChunk.read(data);
-            if (chunk.error()) {
-                done = true;
-                UpstreamError e = UpstreamError.of(500, data);
-                ObjectNode ev = IngressJson.object().put("type", "error");
-                ev.put("code", e.code() == null ? "server_error" : e.code()).put("message", e.message()).putNull("param");
-                emit(out, ev);
-                return out;
-            }
-            start(chunk, out);
-            if (!chunk.content().isEmpty()) {
-                text(chunk.content(), out);
-            }
-            for (ChatChunk.ToolCallDelta call : chunk.toolCalls()) {
-                toolCall(call, out);
-            }
-            String finish = chunk.finishReason();
-            if (finish != null) {
-                finishReason = finish;
-            }
-            ChatChunk.Usage u = chunk.usage();
-            if (u != null) {
-                usage = u;
-            }
-            return out;
-        } catch (IngressConverter.InvalidResponse | RuntimeException e) {
-            out.release();
-            throw e;
+    protected void keep(ChatChunk chunk) {
+        String finish = chunk.finishReason();
+        if (finish != null) {
+            finishReason = finish;
+        }
+        ChatChunk.Usage u = chunk.usage();
+        if (u != null) {
+            usage = u;
         }
     }
 
     @Override
-    public ByteBuf end(ByteBufAllocator alloc) {
-        ByteBuf out = alloc.buffer(256);
-        if (!done) {
-            finish(out);
-        }
-        return out;
+    protected void error(UpstreamError e, ByteBuf out) {
+        ObjectNode ev = IngressJson.object().put("type", "error");
+        ev.put("code", e.code() == null ? "server_error" : e.code()).put("message", e.message()).putNull("param");
+        emit(out, ev);
     }
 
     private void emit(ByteBuf out, ObjectNode event) {
@@ -106,11 +80,8 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         IngressJson.writeEvent(out, event.path("type").asText(), event);
     }
 
-    private void start(@Nullable ChatChunk chunk, ByteBuf out) {
-        if (started) {
-            return;
-        }
-        started = true;
+    @Override
+    protected void start(@Nullable ChatChunk chunk, ByteBuf out) {
         id = ResponseObjects.responseId(chunk == null ? "" : chunk.id());
         createdAt = chunk == null ? 0 : chunk.created();
         model = chunk == null ? "" : chunk.model();
@@ -132,72 +103,71 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         }
     }
 
-    /** The open item's ID, made once when it opens. */
-    private String openItemId = "";
-
-    private String openId() {
-        return openItemId;
-    }
-
     private void open(int tool) {
         open = output.size();
         output.addNull(); // its place, filled when it completes
         openTool = tool;
         openItemId = ResponseObjects.itemId(tool == NONE ? "msg" : "fc", id, open);
+        // Item IDs are ASCII the router made (ResponseObjects.responseId keeps letters, digits, '_' and '-').
+        openItemIdBytes = IngressJson.utf8(openItemId);
     }
 
-    private void text(String text, ByteBuf out) throws IngressConverter.InvalidResponse {
+    @Override
+    protected void text(String text, ByteBuf out) throws IngressConverter.InvalidResponse {
         if (open == NONE || openTool != NONE) {
             closeItem(out);
             open(NONE);
             ObjectNode added = IngressJson.object().put("type", "response.output_item.added").put("output_index", open);
-            added.set("item", ResponseObjects.message(openId(), "in_progress", ""));
+            added.set("item", ResponseObjects.message(openItemId, "in_progress", ""));
             emit(out, added);
-            ObjectNode part = IngressJson.object().put("type", "response.content_part.added").put("item_id", openId())
-                    .put("output_index", open).put("content_index", 0);
+            ObjectNode part = IngressJson.object().put("type", "response.content_part.added")
+                    .put("item_id", openItemId).put("output_index", open).put("content_index", 0);
             part.set("part", ResponseObjects.textPart(""));
             emit(out, part);
         }
         hold(text.length());
         openText.append(text);
-        // The per-token event, written directly (item IDs are ASCII the router made: no escaping needed).
-        IngressJson.writeStringEvent(out, "response.output_text.delta", "{\"type\":\"response.output_text.delta\","
-                + "\"item_id\":\"" + openId() + "\",\"output_index\":" + open + ",\"content_index\":0,\"delta\":", text,
-                ",\"logprobs\":[],\"sequence_number\":" + sequence++ + "}");
+        delta(out, TEXT_DELTA, TEXT_DELTA_VALUE, text, TEXT_DELTA_SEQUENCE);
     }
 
-    private void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
+    /**
+     * A per-token delta of the open item, written from constant bytes: {@code head}, the item's ID and output index,
+     * {@code beforeValue}, {@code value} as a JSON string, {@code beforeSequence}, the sequence number.
+     */
+    private void delta(ByteBuf out, byte[] head, byte[] beforeValue, String value, byte[] beforeSequence) {
+        out.writeBytes(head).writeBytes(openItemIdBytes).writeBytes(OUTPUT_INDEX);
+        IngressJson.writeDecimal(out, open);
+        out.writeBytes(beforeValue);
+        IngressJson.writeJsonString(out, value);
+        out.writeBytes(beforeSequence);
+        IngressJson.writeDecimal(out, sequence++);
+        out.writeBytes(EVENT_END);
+    }
+
+    @Override
+    protected void toolCall(ChatChunk.ToolCallDelta call, ByteBuf out) throws IngressConverter.InvalidResponse {
         int tool = call.index();
-        if (tool < 0 || tool >= MAX_TOOL_CALLS) {
-            throw new IngressConverter.InvalidResponse("tool call index out of range");
-        }
-        if (tool >= toolItems.length) {
-            int old = toolItems.length;
-            toolItems = Arrays.copyOf(toolItems, Math.min(MAX_TOOL_CALLS, Math.max(4, tool + 1) * 2));
-            Arrays.fill(toolItems, old, toolItems.length, NONE);
-        }
-        if (toolItems[tool] == NONE) {
+        int item = toolSlot(tool);
+        if (item == NONE) {
             closeItem(out);
             open(tool);
-            toolItems[tool] = open;
+            toolSlot(tool, open);
             String callId = call.id();
             String name = call.name();
             openCallId = callId == null ? "call_" + tool : callId;
             openName = name == null ? "" : name;
             hold(openCallId.length() + openName.length());
             ObjectNode added = IngressJson.object().put("type", "response.output_item.added").put("output_index", open);
-            added.set("item", ResponseObjects.functionCall(openId(), openCallId, openName, "", "in_progress"));
+            added.set("item", ResponseObjects.functionCall(openItemId, openCallId, openName, "", "in_progress"));
             emit(out, added);
-        } else if (toolItems[tool] != open) {
+        } else if (item != open) {
             throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
         }
         String args = call.arguments();
         if (!args.isEmpty()) {
             hold(args.length());
             openText.append(args);
-            IngressJson.writeStringEvent(out, "response.function_call_arguments.delta",
-                    "{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"" + openId()
-                            + "\",\"output_index\":" + open + ",\"delta\":", args, ",\"sequence_number\":" + sequence++ + "}");
+            delta(out, ARGS_DELTA, ARGS_DELTA_VALUE, args, ARGS_DELTA_SEQUENCE);
         }
     }
 
@@ -205,7 +175,7 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         if (open == NONE) {
             return;
         }
-        String itemId = openId();
+        String itemId = openItemId;
         String text = openText.toString();
         ObjectNode item;
         if (openTool == NONE) {
@@ -230,11 +200,8 @@ final class ResponsesStream implements IngressConverter.StreamConverter {
         openText.setLength(0);
     }
 
-    private void finish(ByteBuf out) {
-        done = true;
-        if (!started) {
-            start(null, out);
-        }
+    @Override
+    protected void finish(ByteBuf out) {
         closeItem(out);
         ObjectNode r = ResponseObjects.response(id, createdAt, model, "completed");
         r.set("output", output);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.continuum.router.core.ingress.ChatStreamConverter;
 import dev.continuum.router.core.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -91,7 +92,7 @@ class AnthropicStreamTest {
     @Test
     void toolCallIndexesAreBoundedAndInterleavedFragmentsRefused() {
         assertThatThrownBy(() -> run(new AnthropicStream(), "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
-                + "[{\"index\":" + AnthropicStream.MAX_TOOL_CALLS + ",\"id\":\"t\"}]}}]}"))
+                + "[{\"index\":" + ChatStreamConverter.MAX_TOOL_CALLS + ",\"id\":\"t\"}]}}]}"))
                 .isInstanceOf(IngressConverter.InvalidResponse.class);
         assertThatThrownBy(() -> run(new AnthropicStream(),
                 "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\"}]}}]}",

@@ -69,6 +69,38 @@ class ResponsesStreamTest {
     }
 
     @Test
+    void tokensAreEscapedAsJsonFromDirectBuffersToo() throws Exception {
+        String[] tokens = {"plain ", "quote \\\" and backslash \\\\ ", "line\\nbreak\\t", "caf\u00e9 \ud83d\ude00 ", "\\u0001"};
+        ResponsesStream s = new ResponsesStream();
+        StringBuilder all = new StringBuilder();
+        for (String t : tokens) {
+            String data = "{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + t + "\"}}]}";
+            byte[] bytes = data.getBytes(StandardCharsets.UTF_8);
+            ByteBuf direct = ByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
+            ByteBuf out = s.event(direct, ByteBufAllocator.DEFAULT);
+            direct.release();
+            all.append(out.toString(StandardCharsets.UTF_8));
+            out.release();
+        }
+        ByteBuf end = s.end(ByteBufAllocator.DEFAULT);
+        all.append(end.toString(StandardCharsets.UTF_8));
+        end.release();
+        StringBuilder deltas = new StringBuilder();
+        String done = null;
+        for (String e : all.toString().split("\n\n")) {
+            JsonNode d = JSON.readTree(e.split("\n")[1].substring("data: ".length()));
+            if (d.path("type").asText().equals("response.output_text.delta")) {
+                deltas.append(d.path("delta").asText());
+            } else if (d.path("type").asText().equals("response.output_text.done")) {
+                done = d.path("text").asText();
+            }
+        }
+        String expected = "plain quote \" and backslash \\ line\nbreak\tcaf\u00e9 \ud83d\ude00 \u0001";
+        assertThat(deltas.toString()).isEqualTo(expected);
+        assertThat(done).isEqualTo(expected);
+    }
+
+    @Test
     void anUpstreamErrorBecomesAnErrorEventAndEndsTheStream() throws Exception {
         List<JsonNode> events = run("{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}",
                 "{\"error\":{\"message\":\"engine died\"}}");
