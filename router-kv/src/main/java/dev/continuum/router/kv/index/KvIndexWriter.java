@@ -10,6 +10,7 @@ import dev.continuum.router.load.wire.EventEnvelope;
 import dev.continuum.router.load.wire.EventFrameDecoder;
 import dev.continuum.router.load.zmtp.ZmtpMessage;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -31,7 +32,10 @@ import org.slf4j.LoggerFactory;
  * ({@value #QUEUE_MESSAGES} messages and {@value #QUEUE_BYTES} bytes); a full queue drops the message
  * ({@code queue_full}). Fleet views and subscription closures never queue behind messages: the writer takes
  * the latest fleet view and the pending closures before each message, so a departed worker's events are
- * refused from the first message after its departure was announced.
+ * refused from the first message after its departure was announced. Every queued message carries a sequence
+ * number and every closure the sequence it was announced at, so a closed subscription's messages still in the
+ * queue are dropped instead of refilling the ranks the closure cleared (a subscription delivers its messages
+ * and its closure on one thread, so what it queued before closing numbers at most the closure's sequence).
  */
 public final class KvIndexWriter extends StartStopSupport implements KvEventIngest {
     private static final Logger LOG = LoggerFactory.getLogger(KvIndexWriter.class);
@@ -40,14 +44,17 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
     static final int QUEUE_MESSAGES = 1024;
     static final long QUEUE_BYTES = 32L * 1024 * 1024;
 
-    private record Queued(PublisherId publisher, byte[] payload) {
+    private record Queued(PublisherId publisher, byte[] payload, long seq) {
+    }
+
+    private record Closure(PublisherId publisher, long seq) {
     }
 
     private record Fleet(Map<WorkerId, DpRanks> live, long generation) {
     }
 
     /** Offered when control work arrives, so an idle writer wakes; never counted against the bounds. */
-    private static final Queued WAKE = new Queued(new PublisherId("", 0), new byte[0]);
+    private static final Queued WAKE = new Queued(new PublisherId("", 0), new byte[0], 0);
 
     private final RadixIndex index;
     private final KvIndexMetrics metrics;
@@ -56,7 +63,14 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
     private final ArrayBlockingQueue<Queued> queue = new ArrayBlockingQueue<>(QUEUE_MESSAGES);
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicReference<@Nullable Fleet> fleet = new AtomicReference<>();
-    private final ConcurrentLinkedQueue<PublisherId> closed = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Closure> closed = new ConcurrentLinkedQueue<>();
+    /** The sequence of the last message offered to the queue. */
+    private final AtomicLong offered = new AtomicLong();
+    /**
+     * Writer thread only: closed publishers whose pre-closure messages may still be queued, with the closure's
+     * sequence; an entry goes once the writer has taken a message numbered past it (nothing older is queued).
+     */
+    private final Map<PublisherId, Long> drainingClosed = new HashMap<>();
     private volatile boolean running;
     private @Nullable Thread thread;
     private final AtomicLong processed = new AtomicLong();
@@ -99,7 +113,7 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
             metrics.count(KvEventResult.QUEUE_FULL);
             return;
         }
-        if (!queue.offer(new Queued(publisher, payload))) {
+        if (!queue.offer(new Queued(publisher, payload, offered.incrementAndGet()))) {
             queuedBytes.addAndGet(-payload.length);
             metrics.count(KvEventResult.QUEUE_FULL);
         }
@@ -107,7 +121,7 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
 
     @Override
     public void onSubscriptionClosed(PublisherId publisher) {
-        closed.add(publisher);
+        closed.add(new Closure(publisher, offered.get()));
         queue.offer(WAKE);
     }
 
@@ -164,7 +178,9 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
                 }
                 queuedBytes.addAndGet(-item.payload().length);
                 control();
-                applier.applyPayload(item.publisher(), item.payload());
+                if (!queuedBeforeItsClosure(item)) {
+                    applier.applyPayload(item.publisher(), item.payload());
+                }
                 processed.incrementAndGet();
             } catch (InterruptedException e) {
                 return;
@@ -181,9 +197,21 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
             applier.applyFleet(f.live(), f.generation());
             processed.incrementAndGet();
         }
-        for (PublisherId p; (p = closed.poll()) != null; ) {
-            applier.closeSource(p);
+        for (Closure c; (c = closed.poll()) != null; ) {
+            applier.closeSource(c.publisher());
+            drainingClosed.put(c.publisher(), c.seq());
             processed.incrementAndGet();
         }
+    }
+
+    /** Whether {@code item} was queued by a subscription that closed since; forgets closures left behind. */
+    private boolean queuedBeforeItsClosure(Queued item) {
+        if (drainingClosed.isEmpty()) {
+            return false;
+        }
+        Long closedAt = drainingClosed.get(item.publisher());
+        boolean stale = closedAt != null && item.seq() <= closedAt;
+        drainingClosed.values().removeIf(seq -> seq < item.seq());
+        return stale;
     }
 }

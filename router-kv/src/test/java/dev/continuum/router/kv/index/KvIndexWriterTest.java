@@ -47,6 +47,29 @@ class KvIndexWriterTest {
     }
 
     @Test
+    void aClosedSubscriptionsQueuedMessagesDoNotRefillItsRanks() {
+        // Not started: the messages wait in the queue while the subscription closes behind them.
+        writer.onFleet(Map.of(new WorkerId("dynamo", 5), DpRanks.RANK_ZERO), 1);
+        long[] tokens = {1, 2, 3};
+        writer.onMessage(P, KvWire.message(P.publisherId(), 0, KvWire.stored(5, 0, 0, null, new long[] {10, 11, 12},
+                tokens)));
+        writer.onSubscriptionClosed(P);
+        // The publisher's next subscription: its messages are queued after the closure and count.
+        writer.onMessage(P, KvWire.message(P.publisherId(), 0, KvWire.stored(5, 0, 0, null, new long[] {20},
+                new long[] {7})));
+        writer.start().join();
+
+        OverlapScores out = new OverlapScores(4);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            writer.index().findMatches(new BlockHashes(16, new long[] {7}), out);
+            assertThat(out.matchedBlocksOf(5, 0)).isEqualTo(1);
+        });
+        writer.index().findMatches(new BlockHashes(16, tokens), out);
+        assertThat(out.size()).as("the closed subscription's blocks").isZero();
+        assertThat(writer.index().nodes()).isEqualTo(1);
+    }
+
+    @Test
     void backToBackMegabyteFramesAreBoundedByTheQueue() {
         // Not started: nothing drains, so the byte bound is what holds the heap.
         writer.onFleet(Map.of(new WorkerId("dynamo", 5), DpRanks.RANK_ZERO), 1);
