@@ -30,17 +30,22 @@ final class ChatBodies implements ChatRewrites {
         this.config = config;
     }
 
-    /** The rewrites of a chat request, or null when the config rewrites no chat body (nothing is allocated). */
-    static @Nullable ChatBodies of(RouterConfig config) {
+    /** Whether {@code config} rewrites any chat body; decided once per config ({@link ProxyState}), not per request. */
+    static boolean anyRewrite(RouterConfig config) {
         if (config.globalPrompts() != null) {
-            return new ChatBodies(config);
+            return true;
         }
         for (BackendConfig b : config.backends()) {
             if (b.requiresSingleLeadingSystem()) {
-                return new ChatBodies(config);
+                return true;
             }
         }
-        return null;
+        return false;
+    }
+
+    /** The rewrites of a chat request, or null when its config rewrites no chat body (nothing is allocated). */
+    static @Nullable ChatBodies of(ProxyState state) {
+        return state.rewritesChatBodies ? new ChatBodies(state.config) : null;
     }
 
     /** The model the body now names (a fallback changes it). */

@@ -126,7 +126,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         out.admitted(q);
         converter = q.converter();
         standard = q.candidates();
-        ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state.config) : null;
+        ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state) : null;
         if (cb != null) {
             cb.model(q.parsed().model());
         }

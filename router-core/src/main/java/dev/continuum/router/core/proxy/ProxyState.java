@@ -23,6 +23,8 @@ final class ProxyState {
     final RetryBudget retryBudget;
     /** The {@code created} field of {@code /v1/models} entries. */
     final long createdEpochSeconds;
+    /** Whether {@code global_prompts} or a backend's {@code requires_single_leading_system} rewrites chat bodies. */
+    final boolean rewritesChatBodies;
 
     ProxyState(RouterConfig config, List<Backend> backends, ApiKeyAuthenticator auth, RateLimits limits,
                RetryBudget retryBudget, long createdEpochSeconds) {
@@ -42,6 +44,7 @@ final class ProxyState {
         this.limits = limits;
         this.retryBudget = retryBudget;
         this.createdEpochSeconds = createdEpochSeconds;
+        this.rewritesChatBodies = ChatBodies.anyRewrite(config);
     }
 
     /** Client-facing backends that serve {@code model} (a backend without a model list serves all). */
