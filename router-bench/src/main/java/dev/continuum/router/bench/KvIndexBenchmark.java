@@ -25,10 +25,14 @@ import org.openjdk.jmh.annotations.State;
  *       Per request: {@code find_matches} over its blocks, the request goes to the rank with the longest
  *       match (ties by fewest blocks held), which stores the blocks past its match as one {@code stored}
  *       event anchored at its last matched block, and, past its capacity, evicts its oldest blocks in one
- *       {@code removed} event. The aux counters give lookups, events and blocks per second: the index's
- *       operations per core are lookups + events.</li>
+ *       {@code removed} event. The aux counters, per second: {@code ops} = lookups + events (our first unit);
+ *       {@code blockOps} = blocks looked up + blocks stored, the unit of Dynamo's Mooncake benchmark and of
+ *       its published indexer rate (docs/kv-routing.md "How Dynamo counts index operations"); and their
+ *       parts ({@code lookups}, {@code events}, {@code lookupBlocks}, {@code storedBlocks}, and
+ *       {@code blocks}, blocks stored or removed).</li>
  *   <li>{@code findMatches} (sample mode, for p99): one lookup of a 64-block chain in an index holding
- *       1,048,576 blocks (16,384 chains of 64 blocks over 32 ranks).</li>
+ *       1,048,576 blocks (16,384 chains of 64 blocks over {@code indexedRanks} ranks, 32 by default; past 63
+ *       ranks a lookup of a chain held by a rank id of 63 or more takes the sorted-merge walk).</li>
  * </ul>
  */
 @State(Scope.Thread)
@@ -38,14 +42,22 @@ public class KvIndexBenchmark {
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.OPERATIONS)
     public static class Ops {
+        public long ops;
+        public long blockOps;
         public long lookups;
         public long events;
+        public long lookupBlocks;
+        public long storedBlocks;
         public long blocks;
 
         @Setup(Level.Iteration)
         public void reset() {
+            ops = 0;
+            blockOps = 0;
             lookups = 0;
             events = 0;
+            lookupBlocks = 0;
+            storedBlocks = 0;
             blocks = 0;
         }
     }
@@ -59,6 +71,10 @@ public class KvIndexBenchmark {
     /** Blocks each rank's engine holds before evicting (a 512-token block each). */
     @Param({"16384"})
     public int capacity;
+
+    /** Ranks holding the findMatches index's chains (one owner per chain). */
+    @Param({"32"})
+    public int indexedRanks;
 
     private KvTrace replayTrace;
     private BlockHashes[] replayRequests;
@@ -98,7 +114,7 @@ public class KvIndexBenchmark {
         int chains = 16_384;
         bigChains = new BlockHashes[chains];
         long[] engine = new long[64];
-        int[] bigRanks = new int[32];
+        int[] bigRanks = new int[indexedRanks];
         for (int r = 0; r < bigRanks.length; r++) {
             bigRanks[r] = bigIndex.addRank(2000 + r, 0);
         }
@@ -127,6 +143,9 @@ public class KvIndexBenchmark {
         long[] engine = replayTrace.engine[r];
         replayIndex.findMatches(replayRequests[r], scores);
         ops.lookups++;
+        ops.ops++;
+        ops.lookupBlocks += tokens.length;
+        ops.blockOps += tokens.length;
         int best = 0;
         int bestDepth = -1;
         for (int k = 0; k < ranks; k++) {
@@ -141,11 +160,15 @@ public class KvIndexBenchmark {
             replayIndex.store(rankIds[best], from > 0, from > 0 ? engine[from - 1] : 0, engine, tokens, from,
                     tokens.length - from);
             ops.events++;
+            ops.ops++;
             ops.blocks += tokens.length - from;
+            ops.storedBlocks += tokens.length - from;
+            ops.blockOps += tokens.length - from;
             int evicted = remember(best, engine, from, tokens.length - from);
             if (evicted > 0) {
                 ops.events++;
-                ops.blocks += evicted;
+                ops.ops++;
+                ops.blocks += evicted; // a removal counts as one op and no block ops, as upstream counts it
             }
         }
         return bestDepth;

@@ -13,12 +13,14 @@ import java.util.concurrent.locks.StampedLock;
  * <p><b>Structure.</b> Node 0 is the root; every other node is one token block reached from its parent, keyed
  * by the block's {@code tokens_hash} (the hash the router computes for a prompt, so a lookup walks the same
  * keys). Nodes live in parallel primitive arrays indexed by an int id (hash, parent, child count, owners);
- * children are found through one open-addressing table whose slots hold the key itself, two adjacent longs
- * ({@code tokens_hash}, {@code parent id << 32 | child id}), so a lookup step reads one cache line. A
- * node's owners are a sorted {@code long[]} of {@code rank id << 32 | reference count}: the count says how
- * many of the rank's engine {@code block_hash}es name this node. Each rank has a primitive map from engine
- * {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash} and to find the
- * node of a removal. Freed node ids (and their owner arrays) are reused, so a steady stream of stores and
+ * children are found through one open-addressing table whose slots hold the key itself and the child's
+ * owners in summary, three adjacent longs ({@code tokens_hash}, {@code parent id << 32 | child id}, one bit
+ * per owning rank id below {@value #RANK_BITS}), so a lookup step reads one slot and intersects its
+ * candidates with one AND. A node's owners are also a sorted {@code long[]} of {@code rank id << 32 |
+ * reference count}: the count says how many of the rank's engine {@code block_hash}es name this node, and a
+ * lookup reads these arrays only on a path that holds a rank id past the bits. Each rank has a primitive
+ * map from engine {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash}
+ * and to find the node of a removal. Freed node ids (and their owner arrays) are reused, so a steady stream of stores and
  * removals allocates nothing.
  *
  * <p><b>Concurrency.</b> Only the writer thread calls the mutating methods; each mutation (one event, one
@@ -32,6 +34,14 @@ import java.util.concurrent.locks.StampedLock;
 public final class RadixIndex implements PrefixOverlap {
     static final int ROOT = 0;
     static final int READ_ATTEMPTS = 8;
+    /**
+     * Ranks below this id are summarised in each child slot as one bit each, so a lookup step intersects its
+     * candidate ranks with one AND on the slot it already read; bit 63 ({@link #OVERFLOW}) says the node also
+     * has an owner with a larger id, and a walk meeting it falls back to merging the sorted owner arrays.
+     */
+    static final int RANK_BITS = 63;
+    static final long OVERFLOW = 1L << 63;
+    static final int SLOT = 3;
     /** Thrown by a reader that read an impossible id in a race; preallocated, the race is expected. */
     private static final IllegalStateException TORN = new IllegalStateException("torn read during a write");
 
@@ -55,8 +65,9 @@ public final class RadixIndex implements PrefixOverlap {
     private int nextNode = 1;
     private int liveNodes;
     /**
-     * Children by (parent, tokens_hash): slot i is {@code children[2i]} = tokens_hash and {@code children[2i+1]}
-     * = parent id << 32 | child id (0 = empty: the root is never a child). At most 3/4 full. Reader-visible.
+     * Children by (parent, tokens_hash): slot i is {@code children[3i]} = tokens_hash, {@code children[3i+1]}
+     * = parent id << 32 | child id (0 = empty: the root is never a child) and {@code children[3i+2]} = the
+     * child's owner summary (see {@link #RANK_BITS}). At most 3/4 full. Reader-visible.
      */
     private long[] children;
     private int childMask;
@@ -82,7 +93,7 @@ public final class RadixIndex implements PrefixOverlap {
         owners = new long[n][];
         childCount = new int[n];
         freeNodes = new int[64];
-        children = new long[2 * 2048];
+        children = new long[SLOT * 2048];
         childMask = 2048 - 1;
         rankWorker = new long[16];
         rankDp = new int[16];
@@ -308,6 +319,7 @@ public final class RadixIndex implements PrefixOverlap {
         System.arraycopy(list, insert, list, insert + 1, n - insert);
         list[insert] = ((long) rank << 32) | 1;
         ownerCount[node] = n + 1;
+        children[SLOT * slotOf(node) + 2] |= rank < RANK_BITS ? 1L << rank : OVERFLOW;
         return true;
     }
 
@@ -325,6 +337,12 @@ public final class RadixIndex implements PrefixOverlap {
         }
         System.arraycopy(list, at + 1, list, at, n - at - 1);
         ownerCount[node] = n - 1;
+        int slot = SLOT * slotOf(node) + 2;
+        if (rank < RANK_BITS) {
+            children[slot] &= ~(1L << rank);
+        } else if (n == 1 || (int) (list[n - 2] >>> 32) < RANK_BITS) {
+            children[slot] &= ~OVERFLOW; // the sorted list's largest id left was the last one past the bits
+        }
         freeIfUnused(node);
     }
 
@@ -386,11 +404,12 @@ public final class RadixIndex implements PrefixOverlap {
             rehashChildren((childMask + 1) * 2);
         }
         int i = childSlot(parent, tokensHash, childMask);
-        while (children[2 * i + 1] != 0) {
+        while (children[SLOT * i + 1] != 0) {
             i = (i + 1) & childMask;
         }
-        children[2 * i] = tokensHash;
-        children[2 * i + 1] = ((long) parent << 32) | id;
+        children[SLOT * i] = tokensHash;
+        children[SLOT * i + 1] = ((long) parent << 32) | id;
+        children[SLOT * i + 2] = 0;
         return id;
     }
 
@@ -402,55 +421,66 @@ public final class RadixIndex implements PrefixOverlap {
     private int findChildWriter(int parent, long tokensHash) {
         long[] table = children;
         for (int i = childSlot(parent, tokensHash, childMask); ; i = (i + 1) & childMask) {
-            long link = table[2 * i + 1];
+            long link = table[SLOT * i + 1];
             if (link == 0) {
                 return 0;
             }
-            if (table[2 * i] == tokensHash && (int) (link >>> 32) == parent) {
+            if (table[SLOT * i] == tokensHash && (int) (link >>> 32) == parent) {
                 return (int) link;
             }
         }
+    }
+
+    /** The child-table slot of live {@code node}. */
+    private int slotOf(int node) {
+        int mask = childMask;
+        long[] table = children;
+        int i = childSlot(nodeParent[node], nodeHash[node], mask);
+        while ((int) table[SLOT * i + 1] != node) {
+            i = (i + 1) & mask;
+        }
+        return i;
     }
 
     /** Removes {@code node}'s slot, shifting later entries of its probe run back (no tombstones). */
     private void unlinkChild(int node) {
         int mask = childMask;
         long[] table = children;
-        int hole = childSlot(nodeParent[node], nodeHash[node], mask);
-        while ((int) table[2 * hole + 1] != node) {
-            hole = (hole + 1) & mask;
-        }
+        int hole = slotOf(node);
         int i = hole;
         while (true) {
             i = (i + 1) & mask;
-            long link = table[2 * i + 1];
+            long link = table[SLOT * i + 1];
             if (link == 0) {
-                table[2 * hole + 1] = 0;
-                table[2 * hole] = 0;
+                table[SLOT * hole + 1] = 0;
+                table[SLOT * hole] = 0;
+                table[SLOT * hole + 2] = 0;
                 return;
             }
-            int home = childSlot((int) (link >>> 32), table[2 * i], mask);
+            int home = childSlot((int) (link >>> 32), table[SLOT * i], mask);
             boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
             if (!stays) {
-                table[2 * hole] = table[2 * i];
-                table[2 * hole + 1] = link;
+                table[SLOT * hole] = table[SLOT * i];
+                table[SLOT * hole + 1] = link;
+                table[SLOT * hole + 2] = table[SLOT * i + 2];
                 hole = i;
             }
         }
     }
 
     private void rehashChildren(int capacity) {
-        long[] table = new long[2 * capacity];
+        long[] table = new long[SLOT * capacity];
         int mask = capacity - 1;
-        for (int j = 0; j < children.length; j += 2) {
+        for (int j = 0; j < children.length; j += SLOT) {
             long link = children[j + 1];
             if (link != 0) {
                 int i = childSlot((int) (link >>> 32), children[j], mask);
-                while (table[2 * i + 1] != 0) {
+                while (table[SLOT * i + 1] != 0) {
                     i = (i + 1) & mask;
                 }
-                table[2 * i] = children[j];
-                table[2 * i + 1] = link;
+                table[SLOT * i] = children[j];
+                table[SLOT * i + 1] = link;
+                table[SLOT * i + 2] = children[j + 2];
             }
         }
         childMask = mask;
@@ -490,15 +520,96 @@ public final class RadixIndex implements PrefixOverlap {
         contendedReads.increment();
     }
 
-    /** One optimistic walk; false when what it read cannot be a whole state (a race). */
+    /**
+     * One optimistic walk; false when what it read cannot be a whole state (a race). Candidates are a bit set
+     * of rank ids, intersected at each step with the child slot's owner summary; a node with an owner id past
+     * the bits hands the walk to {@link #mergeWalk}.
+     */
     private boolean walk(long[] keys, Scratch s, OverlapScores out) {
         // Read every array reference once: the writer may replace them while growing.
+        long[] table = children;
+        long[] workers = rankWorker;
+        int[] dps = rankDp;
+        int mask = table.length / SLOT - 1;
+        int nodes = Math.min(ownerCount.length, owners.length);
+        long[] droppedBits = s.droppedBits;
+        int[] droppedDepth = s.droppedDepth;
+        long candidates = 0;
+        int dropped = 0;
+        int node = ROOT;
+        int depth = 0;
+        for (; depth < keys.length; depth++) {
+            long key = keys[depth];
+            int at = -1;
+            for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+                long link = table[SLOT * i + 1];
+                if (link == 0) {
+                    break;
+                }
+                if (table[SLOT * i] == key && (int) (link >>> 32) == node) {
+                    at = i;
+                    break;
+                }
+            }
+            if (at < 0) {
+                break;
+            }
+            int child = (int) table[SLOT * at + 1];
+            long bits = table[SLOT * at + 2];
+            if (child <= 0 || child >= nodes) {
+                throw TORN; // only in a race: the stamp will not validate
+            }
+            if (bits < 0) { // OVERFLOW: an owner id past the bits
+                return mergeWalk(keys, s, out);
+            }
+            if (bits == 0) {
+                break;
+            }
+            if (depth == 0) {
+                candidates = bits;
+            } else {
+                long lost = candidates & ~bits;
+                if (lost != 0) {
+                    if (dropped == droppedBits.length) {
+                        throw TORN; // each drop loses a rank: more than RANK_BITS drops is a torn read
+                    }
+                    droppedBits[dropped] = lost;
+                    droppedDepth[dropped++] = depth;
+                    candidates &= bits;
+                    if (candidates == 0) {
+                        break;
+                    }
+                }
+            }
+            node = child;
+        }
+        // Deepest first: the survivors (ascending id), then each drop from the last to the first (descending
+        // id within one), the order the merge walk emits.
+        int ranks = Math.min(workers.length, dps.length);
+        for (long c = candidates; c != 0; c &= c - 1) {
+            if (!emit(out, Long.numberOfTrailingZeros(c), depth, workers, dps, ranks)) {
+                return true;
+            }
+        }
+        for (int k = dropped - 1; k >= 0; k--) {
+            for (long c = droppedBits[k]; c != 0; c &= ~Long.highestOneBit(c)) {
+                if (!emit(out, 63 - Long.numberOfLeadingZeros(c), droppedDepth[k], workers, dps, ranks)) {
+                    return true;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The walk for paths holding rank ids past the bits: a sorted merge of the owner arrays at each step. */
+    private boolean mergeWalk(long[] keys, Scratch s, OverlapScores out) {
+        out.clear();
         int[] counts = ownerCount;
         long[][] lists = owners;
         long[] table = children;
         long[] workers = rankWorker;
         int[] dps = rankDp;
-        int mask = (table.length >>> 1) - 1;
+        int mask = table.length / SLOT - 1;
         int nodes = Math.min(counts.length, lists.length);
         int[] cand = s.candidates;
         int[] next = s.next;
@@ -510,11 +621,11 @@ public final class RadixIndex implements PrefixOverlap {
             long key = keys[depth];
             int child = 0;
             for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-                long link = table[2 * i + 1];
+                long link = table[SLOT * i + 1];
                 if (link == 0) {
                     break;
                 }
-                if (table[2 * i] == key && (int) (link >>> 32) == node) {
+                if (table[SLOT * i] == key && (int) (link >>> 32) == node) {
                     child = (int) link;
                     break;
                 }
@@ -587,12 +698,13 @@ public final class RadixIndex implements PrefixOverlap {
         final int[] next;
         final int[] droppedRank;
         final int[] droppedDepth;
+        final long[] droppedBits = new long[RANK_BITS];
 
         Scratch(int maxOwners) {
             candidates = new int[maxOwners];
             next = new int[maxOwners];
             droppedRank = new int[maxOwners];
-            droppedDepth = new int[maxOwners];
+            droppedDepth = new int[Math.max(maxOwners, RANK_BITS)];
         }
     }
 }
