@@ -83,12 +83,18 @@ public final class KvIndexHostile {
         long[] sample = new long[lookups];
         measure(index, requests, out, sample); // warm-up
         for (int round = 0; round < rounds; round++) {
+            long contended = index.contendedReads();
             long[] quiet = measure(index, requests, out, sample);
+            long quietContended = index.contendedReads() - contended;
+            long applied = writer.processed();
             hostile.start();
             long[] attacked = measure(index, requests, out, sample);
             long messages = hostile.stop();
-            System.out.printf("  during the attack, at most: %,d nodes, %,d ownerships%n", hostile.maxNodes,
-                    hostile.maxOwnerships);
+            System.out.printf("  lookups answered empty after racing writes: %,d without, %,d with; writer"
+                            + " applied %,d messages during the attack; at most %,d nodes, %,d ownerships%n",
+                    quietContended, index.contendedReads() - contended - quietContended,
+                    writer.processed() - applied, hostile.maxNodes, hostile.maxOwnerships);
+            awaitQueueDrained(writer);
             System.out.printf("round %d: without p50 %,d ns p99 %,d ns p99.9 %,d ns | with (%,d hostile messages)"
                             + " p50 %,d ns p99 %,d ns p99.9 %,d ns | ratio p50 %.2f p99 %.2f%n", round, quiet[0],
                     quiet[1], quiet[2], messages, attacked[0], attacked[1], attacked[2],
@@ -129,6 +135,15 @@ public final class KvIndexHostile {
             sent++;
         }
         return sent;
+    }
+
+    /** Waits until the writer has caught up (two reads of its progress a little apart agree). */
+    private static void awaitQueueDrained(KvIndexWriter writer) throws InterruptedException {
+        long before;
+        do {
+            before = writer.processed();
+            Thread.sleep(200); // a main program pacing itself, not a test
+        } while (writer.processed() != before);
     }
 
     private static void awaitProcessed(KvIndexWriter writer, long messages) throws InterruptedException {
@@ -174,7 +189,7 @@ public final class KvIndexHostile {
             SplittableRandom random = new SplittableRandom(666);
             long seq = 0;
             int chain = 128;
-            for (int i = 0; i < 4096; i++) {
+            for (int i = 0; i < 64; i++) {
                 long[] engine = randoms(random, chain);
                 long[] tokens = randoms(random, chain);
                 int rank = (i / 8) % HOSTILE_RANKS;
@@ -201,6 +216,7 @@ public final class KvIndexHostile {
         void start() {
             running.set(true);
             Thread t = new Thread(() -> {
+                SplittableRandom random = new SplittableRandom(System.nanoTime());
                 int i = 0;
                 RadixIndex index = writer.index();
                 while (running.get()) {
@@ -209,6 +225,7 @@ public final class KvIndexHostile {
                     if (rank >= 0) {
                         message.eventId(nextId[rank]++);
                     }
+                    message.randomize(random); // new random hashes for every send
                     writer.onMessage(publisher, message.message());
                     i = i + 1 == rotation.size() ? 0 : i + 1;
                     if ((sent.incrementAndGet() & 255) == 0) {
@@ -245,14 +262,22 @@ public final class KvIndexHostile {
         }
 
         /** A RouterEvent payload and where its {@code event_id}s sit (each a fixed-width uint64). */
-        record Payload(byte[] bytes, int[] eventIdAt) {
+        record Payload(byte[] bytes, int[] eventIdAt, int blocksAt, int blocks) {
         }
 
         /** A framed message whose payload's event ids can be rewritten in place before each send. */
-        record Framed(ZmtpMessage message, byte[] all, int payloadAt, int[] eventIdAt) {
+        record Framed(ZmtpMessage message, byte[] all, int payloadAt, int[] eventIdAt, int blocksAt, int blocks) {
             void eventId(long id) {
                 for (int at : eventIdAt) {
                     putLong(all, payloadAt + at + 1, id);
+                }
+            }
+
+            /** Fresh random hashes for every block of the (single-event) chain. */
+            void randomize(SplittableRandom random) {
+                for (int i = 0, at = payloadAt + blocksAt; i < blocks; i++, at += BLOCK_BYTES) {
+                    putLong(all, at + BLOCK_HASH_AT, random.nextLong());
+                    putLong(all, at + TOKENS_HASH_AT, random.nextLong());
                 }
             }
         }
@@ -261,7 +286,10 @@ public final class KvIndexHostile {
                               long[] tokens, int n) {
             try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
                 int at = storedEvent(p, worker, eventId, dpRank, parent, engine, tokens, n);
-                return new Payload(p.toByteArray(), new int[] {at});
+                byte[] bytes = p.toByteArray();
+                // The blocks run up to the trailing "dp_rank" key and its value.
+                int blocksAt = bytes.length - 1 - 7 - 1 - n * BLOCK_BYTES;
+                return new Payload(bytes, new int[] {at}, blocksAt, n);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -292,9 +320,9 @@ public final class KvIndexHostile {
             p.packString("blocks").packArrayHeader(n);
             for (int i = 0; i < n; i++) {
                 p.packMapHeader(3).packString("block_hash");
-                u64(p, engine[i]);
+                fixedU64(p, engine[i]);
                 p.packString("tokens_hash");
-                u64(p, tokens[i]);
+                fixedU64(p, tokens[i]);
                 p.packString("mm_extra_info").packNil();
             }
             p.packString("dp_rank").packLong(dpRank);
@@ -316,11 +344,24 @@ public final class KvIndexHostile {
                 if (payload.length > KvIndexWriter.MAX_PAYLOAD_BYTES - 256) {
                     throw new IllegalStateException("payload " + payload.length + " bytes");
                 }
-                return new Payload(payload, ids);
+                return new Payload(payload, ids, 0, 0);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
+
+        /** A uint64 always in its 9-byte form, so every block of a chain has the same size (BLOCK_BYTES). */
+        private static void fixedU64(MessageBufferPacker p, long bits) throws IOException {
+            byte[] b = new byte[9];
+            b[0] = (byte) 0xcf;
+            putLong(b, 1, bits);
+            p.writePayload(b);
+        }
+
+        /** One block's map with fixed-width hashes, and where its two hashes' big-endian bytes start in it. */
+        static final int BLOCK_BYTES = 1 + 11 + 9 + 12 + 9 + 14 + 1;
+        static final int BLOCK_HASH_AT = 1 + 11 + 1;
+        static final int TOKENS_HASH_AT = 1 + 11 + 9 + 12 + 1;
 
         private static void u64(MessageBufferPacker p, long bits) throws IOException {
             p.packBigInteger(new BigInteger(Long.toUnsignedString(bits)));
@@ -350,7 +391,8 @@ public final class KvIndexHostile {
             ZmtpMessage message = parts(topic, be(publisherId), be(sequence), frame);
             // The payload is the envelope's last field: it ends the frame, which ends the message.
             int payloadAt = message.offset(3) + frame.length - payload.length;
-            return new Framed(message, message.array(), payloadAt, event.eventIdAt());
+            return new Framed(message, message.array(), payloadAt, event.eventIdAt(), event.blocksAt(),
+                    event.blocks());
         }
 
         /** A frame whose envelope length says just over 1 MiB: refused before the envelope is read. */
@@ -360,7 +402,7 @@ public final class KvIndexHostile {
             putInt(frame, 1, KvIndexWriter.MAX_PAYLOAD_BYTES + 1024);
             ZmtpMessage message = parts("kv-events".getBytes(StandardCharsets.US_ASCII), be(publisherId),
                     be(sequence), frame);
-            return new Framed(message, message.array(), 0, new int[0]);
+            return new Framed(message, message.array(), 0, new int[0], 0, 0);
         }
 
         private static void putLong(byte[] a, int at, long v) {

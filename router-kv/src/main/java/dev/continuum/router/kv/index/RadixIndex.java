@@ -4,6 +4,7 @@ import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
 import dev.continuum.router.shim.PrefixOverlap;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.StampedLock;
 
@@ -13,10 +14,11 @@ import java.util.concurrent.locks.StampedLock;
  * <p><b>Structure.</b> Node 0 is the root; every other node is one token block reached from its parent, keyed
  * by the block's {@code tokens_hash} (the hash the router computes for a prompt, so a lookup walks the same
  * keys). Nodes live in parallel primitive arrays indexed by an int id (hash, parent, child count, owners);
- * children are found through one open-addressing table whose slots hold the key itself and the child's
- * owners in summary, three adjacent longs ({@code tokens_hash}, {@code parent id << 32 | child id}, one bit
- * per owning rank id below {@value #RANK_BITS}), so a lookup step reads one slot and intersects its
- * candidates with one AND. A node's owners are also a sorted {@code long[]} of {@code rank id << 32 |
+ * children are found through one open-addressing table keyed by the child's path key (a mix of its
+ * parent's path key and its {@code tokens_hash}, see {@link #step}) whose slots hold the key itself, the
+ * link and the child's owners in summary, three adjacent longs (path key, {@code parent id << 32 | child
+ * id}, one bit per owning rank id below {@value #RANK_BITS}), so a lookup step reads one slot, whose place
+ * it computes from the request alone, and intersects its candidates with one AND. A node's owners are also a sorted {@code long[]} of {@code rank id << 32 |
  * reference count}: the count says how many of the rank's engine {@code block_hash}es name this node, and a
  * lookup reads these arrays only on a path that holds a rank id past the bits. Each rank has a primitive
  * map from engine {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash}
@@ -34,6 +36,10 @@ import java.util.concurrent.locks.StampedLock;
 public final class RadixIndex implements PrefixOverlap {
     static final int ROOT = 0;
     static final int READ_ATTEMPTS = 8;
+    /** How long a reader that raced a write keeps trying before it answers with no overlap. */
+    static final long READ_BUDGET_NANOS = 200_000;
+    /** The longest the writer holds off its next write while readers that raced one are retrying. */
+    static final long YIELD_NANOS = 20_000;
     /**
      * Ranks below this id are summarised in each child slot as one bit each, so a lookup step intersects its
      * candidate ranks with one AND on the slot it already read; bit 63 ({@link #OVERFLOW}) says the node also
@@ -49,12 +55,17 @@ public final class RadixIndex implements PrefixOverlap {
     public enum StoreOutcome { STORED, OVER_CAPACITY, UNKNOWN_PARENT }
 
     private final IndexLimits limits;
+    /** The root's path key: unpredictable per index, so a publisher cannot aim its chains at one probe run. */
+    private final long rootPath = new java.security.SecureRandom().nextLong();
     private final StampedLock lock = new StampedLock();
     private final LongAdder contendedReads = new LongAdder();
+    /** Readers retrying after a race with the writer; the writer gives them a gap before its next write. */
+    private final AtomicInteger retrying = new AtomicInteger();
     private final ThreadLocal<Scratch> scratch;
 
     // Nodes, by id (0 = root). Reader-visible.
-    private long[] nodeHash;
+    /** Each node's path key: {@link #step} folded from the root's seed over the tokens_hash of its prefix. */
+    private long[] nodePath;
     private int[] nodeParent;
     private int[] ownerCount;
     private long[][] owners;
@@ -87,7 +98,7 @@ public final class RadixIndex implements PrefixOverlap {
     public RadixIndex(IndexLimits limits) {
         this.limits = limits;
         int n = 1024;
-        nodeHash = new long[n];
+        nodePath = new long[n];
         nodeParent = new int[n];
         ownerCount = new int[n];
         owners = new long[n][];
@@ -100,6 +111,7 @@ public final class RadixIndex implements PrefixOverlap {
         rankBlocks = new LongIntMap[16];
         freeRanks = new int[16];
         nodeParent[ROOT] = -1;
+        nodePath[ROOT] = rootPath;
         int cap = limits.maxOwnersPerNode();
         scratch = ThreadLocal.withInitial(() -> new Scratch(cap));
     }
@@ -132,6 +144,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** A new rank id for (worker, dp_rank); writer thread only. */
     public int addRank(long workerId, int dpRank) {
+        yieldToReaders();
         long stamp = lock.writeLock();
         try {
             int id;
@@ -162,6 +175,7 @@ public final class RadixIndex implements PrefixOverlap {
      * readers (a departed worker leaves whole); writer thread only.
      */
     public void removeRanks(int[] ranks, int n) {
+        yieldToReaders();
         long stamp = lock.writeLock();
         try {
             for (int i = 0; i < n; i++) {
@@ -187,6 +201,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** Drops every block of {@code rank} (a {@code cleared} event, or a gap); writer thread only. */
     public void clearRank(int rank) {
+        yieldToReaders();
         long stamp = lock.writeLock();
         try {
             clearLocked(rank);
@@ -203,6 +218,7 @@ public final class RadixIndex implements PrefixOverlap {
      */
     public StoreOutcome store(int rank, boolean hasParent, long parentHash, long[] blockHashes,
                               long[] tokensHashes, int from, int count) {
+        yieldToReaders();
         long stamp = lock.writeLock();
         try {
             return storeLocked(rank, hasParent, parentHash, blockHashes, tokensHashes, from, count);
@@ -214,6 +230,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** Removes the rank's blocks by engine hash; unknown hashes are ignored (removal is idempotent). */
     public void remove(int rank, long[] blockHashes, int from, int count) {
+        yieldToReaders();
         long stamp = lock.writeLock();
         try {
             LongIntMap map = rankBlocks[rank];
@@ -385,16 +402,17 @@ public final class RadixIndex implements PrefixOverlap {
             id = freeNodes[--freeTop];
         } else {
             id = nextNode++;
-            if (id == nodeHash.length) {
+            if (id == nodePath.length) {
                 int n = (int) Math.min(id * 2L, limits.maxNodes() + 1L); // ids never pass the ceiling
-                nodeHash = Arrays.copyOf(nodeHash, n);
+                nodePath = Arrays.copyOf(nodePath, n);
                 nodeParent = Arrays.copyOf(nodeParent, n);
                 ownerCount = Arrays.copyOf(ownerCount, n);
                 owners = Arrays.copyOf(owners, n);
                 childCount = Arrays.copyOf(childCount, n);
             }
         }
-        nodeHash[id] = tokensHash;
+        long path = step(nodePath[parent], tokensHash);
+        nodePath[id] = path;
         nodeParent[id] = parent;
         ownerCount[id] = 0;
         childCount[id] = 0;
@@ -403,29 +421,41 @@ public final class RadixIndex implements PrefixOverlap {
         if (liveNodes > (childMask + 1) / 4 * 3) {
             rehashChildren((childMask + 1) * 2);
         }
-        int i = childSlot(parent, tokensHash, childMask);
+        int i = home(path, childMask);
         while (children[SLOT * i + 1] != 0) {
             i = (i + 1) & childMask;
         }
-        children[SLOT * i] = tokensHash;
+        children[SLOT * i] = path;
         children[SLOT * i + 1] = ((long) parent << 32) | id;
         children[SLOT * i + 2] = 0;
         return id;
     }
 
-    private static int childSlot(int parent, long tokensHash, int mask) {
-        long h = (tokensHash ^ ((long) parent * 0xC2B2AE3D27D4EB4FL)) * 0x9E3779B97F4A7C15L;
-        return (int) (h ^ (h >>> 29)) & mask;
+    /**
+     * The path key of a parent's child: a bijective 64-bit mix (so two children of one parent never share a
+     * key). A lookup computes every step's key from the request alone, so the slot each step reads does not
+     * depend on what the previous step read and the processor can fetch several steps' slots at once.
+     */
+    static long step(long parentPath, long tokensHash) {
+        long z = parentPath ^ tokensHash;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private static int home(long path, int mask) {
+        return (int) (path ^ (path >>> 32)) & mask;
     }
 
     private int findChildWriter(int parent, long tokensHash) {
         long[] table = children;
-        for (int i = childSlot(parent, tokensHash, childMask); ; i = (i + 1) & childMask) {
+        long path = step(nodePath[parent], tokensHash);
+        for (int i = home(path, childMask); ; i = (i + 1) & childMask) {
             long link = table[SLOT * i + 1];
             if (link == 0) {
                 return 0;
             }
-            if (table[SLOT * i] == tokensHash && (int) (link >>> 32) == parent) {
+            if (table[SLOT * i] == path && (int) (link >>> 32) == parent) {
                 return (int) link;
             }
         }
@@ -435,7 +465,7 @@ public final class RadixIndex implements PrefixOverlap {
     private int slotOf(int node) {
         int mask = childMask;
         long[] table = children;
-        int i = childSlot(nodeParent[node], nodeHash[node], mask);
+        int i = home(nodePath[node], mask);
         while ((int) table[SLOT * i + 1] != node) {
             i = (i + 1) & mask;
         }
@@ -457,7 +487,7 @@ public final class RadixIndex implements PrefixOverlap {
                 table[SLOT * hole + 2] = 0;
                 return;
             }
-            int home = childSlot((int) (link >>> 32), table[SLOT * i], mask);
+            int home = home(table[SLOT * i], mask);
             boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
             if (!stays) {
                 table[SLOT * hole] = table[SLOT * i];
@@ -474,7 +504,7 @@ public final class RadixIndex implements PrefixOverlap {
         for (int j = 0; j < children.length; j += SLOT) {
             long link = children[j + 1];
             if (link != 0) {
-                int i = childSlot((int) (link >>> 32), children[j], mask);
+                int i = home(children[j], mask);
                 while (table[SLOT * i + 1] != 0) {
                     i = (i + 1) & mask;
                 }
@@ -499,25 +529,59 @@ public final class RadixIndex implements PrefixOverlap {
     public void findMatches(BlockHashes hashes, OverlapScores out) {
         long[] keys = hashes.hashes();
         Scratch s = scratch.get();
-        for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-            long stamp = lock.tryOptimisticRead();
-            if (stamp == 0) {
-                Thread.onSpinWait();
-                continue;
+        if (tryWalk(keys, s, out)) {
+            return;
+        }
+        // Raced a write: announce it, so the writer leaves a gap after its current write, and retry in it.
+        retrying.incrementAndGet();
+        try {
+            long deadline = System.nanoTime() + READ_BUDGET_NANOS;
+            for (int attempt = 1; attempt < READ_ATTEMPTS || System.nanoTime() < deadline; attempt++) {
+                while (lock.isWriteLocked() && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                if (tryWalk(keys, s, out)) {
+                    return;
+                }
+                if (System.nanoTime() >= deadline) {
+                    break;
+                }
             }
-            out.clear();
-            boolean walked;
-            try {
-                walked = walk(keys, s, out);
-            } catch (RuntimeException raced) { // a torn read in a race; the stamp will not validate
-                walked = false;
-            }
-            if (lock.validate(stamp) && walked) {
-                return;
-            }
+        } finally {
+            retrying.decrementAndGet();
         }
         out.clear();
         contendedReads.increment();
+    }
+
+    /** One optimistic walk, kept only if no write started meanwhile. */
+    private boolean tryWalk(long[] keys, Scratch s, OverlapScores out) {
+        long stamp = lock.tryOptimisticRead();
+        if (stamp == 0) {
+            return false;
+        }
+        out.clear();
+        boolean walked;
+        try {
+            walked = walk(keys, s, out);
+        } catch (RuntimeException raced) { // a torn read in a race; the stamp will not validate
+            walked = false;
+        }
+        return lock.validate(stamp) && walked;
+    }
+
+    /**
+     * Writer side, before each write: while readers that raced a write are retrying, wait (at most
+     * {@value #YIELD_NANOS} ns) so a stream of writes cannot starve lookups. The writer waits on no lock.
+     */
+    private void yieldToReaders() {
+        if (retrying.get() == 0) {
+            return;
+        }
+        long deadline = System.nanoTime() + YIELD_NANOS;
+        while (retrying.get() != 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
     }
 
     /**
@@ -537,16 +601,17 @@ public final class RadixIndex implements PrefixOverlap {
         long candidates = 0;
         int dropped = 0;
         int node = ROOT;
+        long path = rootPath;
         int depth = 0;
         for (; depth < keys.length; depth++) {
-            long key = keys[depth];
+            path = step(path, keys[depth]);
             int at = -1;
-            for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+            for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
                 long link = table[SLOT * i + 1];
                 if (link == 0) {
                     break;
                 }
-                if (table[SLOT * i] == key && (int) (link >>> 32) == node) {
+                if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
                     at = i;
                     break;
                 }
@@ -616,16 +681,17 @@ public final class RadixIndex implements PrefixOverlap {
         int candidates = 0;
         int dropped = 0;
         int node = ROOT;
+        long path = rootPath;
         int depth = 0;
         for (; depth < keys.length; depth++) {
-            long key = keys[depth];
+            path = step(path, keys[depth]);
             int child = 0;
-            for (int i = childSlot(node, key, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+            for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
                 long link = table[SLOT * i + 1];
                 if (link == 0) {
                     break;
                 }
-                if (table[SLOT * i] == key && (int) (link >>> 32) == node) {
+                if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
                     child = (int) link;
                     break;
                 }
