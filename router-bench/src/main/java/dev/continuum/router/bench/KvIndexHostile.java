@@ -31,7 +31,7 @@ import org.msgpack.core.MessagePack;
 /**
  * A hostile kv-events publisher against the index, through the real path ({@code KvIndexWriter.onMessage}:
  * frame and envelope checks, the bounded queue, the writer thread's decoder, gate and index), measured on the
- * read side the picker uses (docs/benchmarks.md "KV index: hostile publisher").
+ * read side the picker uses (docs/benchmarks.md, "KV index").
  *
  * <p>Eight honest ranks are filled from a Mooncake-shaped trace ({@link KvTrace}). Then lookups of that trace's
  * requests are timed in rounds alternating without and with one hostile publisher sending, as fast as
