@@ -18,19 +18,21 @@ import java.util.concurrent.locks.StampedLock;
  * parent's path key and its {@code tokens_hash}, see {@link #step}) whose slots hold the key itself, the
  * link and the child's owners in summary, three adjacent longs (path key, {@code parent id << 32 | child
  * id}, one bit per owning rank id below {@value #RANK_BITS}), so a lookup step reads one slot, whose place
- * it computes from the request alone, and intersects its candidates with one AND. A node's owners are also a sorted {@code long[]} of {@code rank id << 32 |
- * reference count}: the count says how many of the rank's engine {@code block_hash}es name this node, and a
- * lookup reads these arrays only on a path that holds a rank id past the bits. Each rank has a primitive
- * map from engine {@code block_hash} to node id, used to anchor a stored chain at its {@code parent_hash}
- * and to find the node of a removal. Freed node ids (and their owner arrays) are reused, so a steady stream of stores and
- * removals allocates nothing.
+ * it computes from the request alone, and intersects its candidates with one AND. A node's owners are also
+ * a sorted {@code long[]} of {@code rank id << 32 | reference count}: the count says how many of the rank's
+ * engine {@code block_hash}es name this node, and a lookup reads these arrays only on a path that holds a
+ * rank id past the bits. Each rank has a primitive map from engine {@code block_hash} to node id, used to
+ * anchor a stored chain at its {@code parent_hash} and to find the node of a removal. Freed node ids (and
+ * their owner arrays) are reused, so a steady stream of stores and removals allocates nothing.
  *
  * <p><b>Concurrency.</b> Only the writer thread calls the mutating methods; each mutation (one event, one
  * clear) runs under the write mode of a {@link StampedLock}, which readers never take: a reader walks the
  * arrays under an optimistic stamp, writes its answer, and keeps it only if the stamp still validates (no
  * write started meanwhile), so every answer reflects the index between two whole events. A reader that
- * raced a write retries, up to {@value #READ_ATTEMPTS} times, then answers with no overlap (counted): it
- * never waits for the writer and the writer never waits for it. Torn reads during a race are bounded (every
+ * raced a write says so (a shared count of retrying readers) and retries once the write ends, for at most
+ * {@value #READ_BUDGET_NANOS} ns, then answers with no overlap (counted); before each write the writer
+ * holds off at most {@value #YIELD_NANOS} ns while that count is above zero, so a flood of events cannot
+ * starve lookups. Neither side takes a lock the other holds. Torn reads during a race are bounded (every
  * id and length is range-checked, every probe loop is bounded) and thrown away by the validation.
  */
 public final class RadixIndex implements PrefixOverlap {
@@ -76,8 +78,8 @@ public final class RadixIndex implements PrefixOverlap {
     private int nextNode = 1;
     private int liveNodes;
     /**
-     * Children by (parent, tokens_hash): slot i is {@code children[3i]} = tokens_hash, {@code children[3i+1]}
-     * = parent id << 32 | child id (0 = empty: the root is never a child) and {@code children[3i+2]} = the
+     * Children by path key: slot i is {@code children[3i]} = the child's path key, {@code children[3i+1]} =
+     * parent id << 32 | child id (0 = empty: the root is never a child) and {@code children[3i+2]} = the
      * child's owner summary (see {@link #RANK_BITS}). At most 3/4 full. Reader-visible.
      */
     private long[] children;
