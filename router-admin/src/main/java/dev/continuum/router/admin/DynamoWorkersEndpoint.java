@@ -10,12 +10,15 @@ import dev.continuum.router.load.ChannelFamilyView;
 import dev.continuum.router.load.LoadAdminView;
 import dev.continuum.router.load.LoadSupervisor;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code GET /admin/dynamo/workers}: discovery's view of the fleet (always, {@code "enabled": false}
  * when discovery is off) with the load and KV subsystems' {@code load_publishers}, {@code kv_event_publishers}
- * and {@code subscriptions} (kv_metrics, then kv-events) merged in. Both renderers already leave out transport
- * addresses and raw cards.
+ * and {@code subscriptions} (kv_metrics, then kv-events) merged in, then {@code broker_coverage} (null unless
+ * {@code dynamo.load.transport} is {@code broker}). The renderers already leave out transport addresses and raw
+ * cards.
  */
 public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -23,6 +26,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private final DynamoRegistry registry;
     private final LoadSupervisor load;
     private final ChannelFamilyView kvEvents;
+    private final Supplier<@Nullable Object> brokerCoverage;
 
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load) {
         this(registry, load, ChannelFamilyView.NONE);
@@ -30,9 +34,19 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
 
     /** @param kvEvents the KV supervisor's kv-events subscriptions */
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents) {
+        this(registry, load, kvEvents, () -> null);
+    }
+
+    /**
+     * @param brokerCoverage the event bus's {@code broker_coverage} now (a JSON-shaped list), or null under the
+     *                       direct transport
+     */
+    public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents,
+                                 Supplier<@Nullable Object> brokerCoverage) {
         this.registry = registry;
         this.load = load;
         this.kvEvents = kvEvents;
+        this.brokerCoverage = brokerCoverage;
     }
 
     @Override
@@ -41,6 +55,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
         for (Map.Entry<String, Object> e : LoadAdminView.render(load, kvEvents).entrySet()) {
             body.set(e.getKey(), JSON.valueToTree(e.getValue()));
         }
+        body.set("broker_coverage", JSON.valueToTree(brokerCoverage.get()));
         return LocalResponse.json(200, JSON.writeValueAsBytes(body));
     }
 }

@@ -189,6 +189,10 @@ final class RouterProcess implements AutoCloseable {
         // Read once per pick: kept as one object, replaced on reload, so a pick allocates no settings.
         AtomicReference<KvPickerSettings> kvSettings = new AtomicReference<>(kvAtStart.pickerSettings());
         DynamoWorkerPicker kvPicker = picking.kvAware(kvIndex.index(), kvSettings::get, registry);
+        // broker_coverage and the debounced continuum_dynamo_broker_* gauges, over both families' subscriptions.
+        BrokerCoverageWiring coverage = new BrokerCoverageWiring(registry, bus.bus(), discovery.registry(),
+                store::current, sections, load, kvEvents);
+        stack.push(Lifecycles.opening("broker coverage reporter", coverage));
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
@@ -197,7 +201,7 @@ final class RouterProcess implements AutoCloseable {
                 () -> store.renderer().tree(store.current()),
                 store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
-                        new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents))
+                        new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView))
                 .build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
@@ -233,6 +237,7 @@ final class RouterProcess implements AutoCloseable {
             kvEvents.reconfigure(after.dynamo().section(sections.load()));
             kvEvents.enabled(kvNext.enabled());
             shim.setPicker(kvNext.enabled() ? kvPicker : picking.picker());
+            coverage.reloaded();
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());
         });

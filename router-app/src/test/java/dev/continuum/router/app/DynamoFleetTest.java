@@ -85,6 +85,7 @@ class DynamoFleetTest {
             // The endpoint and the card are two watch events: pinning needs the card's model and role too.
             assertThat(view.get("workers").get(0).get("model").asText()).isEqualTo(MODEL);
             assertThat(view.get("workers").get(0).get("role").asText()).isNotEqualTo("unknown");
+            assertThat(view.get("broker_coverage").isNull()).as("null under transport: direct").isTrue();
         });
 
         // A client's own pin is stripped; the router pins the discovered worker, in decimal.
@@ -100,6 +101,18 @@ class DynamoFleetTest {
 
         ETCD.delete(DynamoRecords.endpointKey("dynamo", "backend", "generate", INSTANCE));
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(workers().get("workers")).isEmpty());
+
+        // Under transport: broker (no bus running), every configured namespace is reported uncovered, in the admin
+        // view at once and in the debounced gauges.
+        Files.writeString(file, config(true).replace("  load:\n", "  load:\n    transport: broker\n"));
+        router.reload("test");
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(workers().get("broker_coverage"))
+                .isEqualTo(JSON.readTree("[{\"namespace\":\"dynamo\",\"covered\":false,\"brokers\":[],"
+                        + "\"pending_subscriptions\":0}]")));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(client.send(HttpRequest.newBuilder(
+                uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body())
+                .contains("continuum_dynamo_broker_namespace_sessions{namespace=\"dynamo\"} 0.0")
+                .contains("continuum_dynamo_broker_pending_subscriptions{family=\"kv_metrics\",namespace=\"dynamo\"} 0.0"));
 
         Files.writeString(file, config(false));
         router.reload("test");

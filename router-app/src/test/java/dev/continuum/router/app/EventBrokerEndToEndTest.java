@@ -25,6 +25,7 @@ import dev.continuum.router.discovery.kubernetes.MetadataLimits;
 import dev.continuum.router.discovery.kubernetes.PodNameHash;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.eventbus.BrokerConnector;
+import dev.continuum.router.eventbus.BrokerCoverage;
 import dev.continuum.router.eventbus.BusSession;
 import dev.continuum.router.eventbus.BusStream;
 import dev.continuum.router.eventbus.BusStreamException;
@@ -39,6 +40,10 @@ import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.SubscriptionState;
 import dev.continuum.router.load.SubscriptionView;
 import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.shim.DynamoWorkerPicker;
+import dev.continuum.router.shim.PickRequest;
+import dev.continuum.router.shim.Selection;
+import dev.continuum.router.shim.SelectionReason;
 import dev.continuum.router.testing.TestCertificates;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
@@ -63,8 +68,11 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -81,7 +89,8 @@ import org.zeromq.ZMQ;
  * router's event bus and real JeroMQ publishers, reading DynamoWorkerMetadata from fabric8's mock API server. The
  * router side runs in this JVM: the event bus supervisor, discovery over the same mock server, and two load
  * supervisors fed by it, one dialing directly and one through the bus. Scenarios: the same store state on the
- * same replay; SIGKILL of the broker moves subscriptions to pending and a new broker restores them; an
+ * same replay; SIGKILL of the broker moves subscriptions to pending (namespace uncovered, decode selection
+ * {@code round_robin_stale} once the samples age) and a new broker restores them and load selection; an
  * unadvertised publisher is refused; two brokers split streams by rendezvous and killing one moves only its
  * streams; SIGTERM drains.
  */
@@ -89,8 +98,10 @@ import org.zeromq.ZMQ;
 class EventBrokerEndToEndTest {
     private static final String K8S_NS = "workers";
     private static final String DYN = "dynamo";
-    private static final String TOKEN_A = "broker-a-token-0123456789";
-    private static final String TOKEN_B = "broker-b-token-0123456789";
+    static final String TOKEN_A = "broker-a-token-0123456789";
+    static final String TOKEN_B = "broker-b-token-0123456789";
+    /** Publishers (and DynamoWorkerMetadata) the fleet starts with; the heap benchmark sets more before setUp. */
+    int publisherCount = 6;
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final ResourceDefinitionContext METADATA = new ResourceDefinitionContext.Builder()
             .withGroup("nvidia.com").withVersion("v1alpha1").withKind("DynamoWorkerMetadata")
@@ -101,16 +112,20 @@ class EventBrokerEndToEndTest {
     private KubernetesMockServer k8s;
     private KubernetesClient admin;
     private final ZContext zmq = new ZContext(1);
-    private final List<Publisher> publishers = new ArrayList<>();
+    final List<Publisher> publishers = new ArrayList<>();
     private final List<Process> children = new ArrayList<>();
-    private EventBusSupervisor bus;
+    EventBusSupervisor bus;
     private DiscoverySupervisor discovery;
-    private LoadSupervisor direct;
-    private LoadSupervisor broker;
+    LoadSupervisor direct;
+    LoadSupervisor broker;
     private TestCertificates certs;
+    /** The broker-transport store's clock: real time plus what the test skips, so its samples can age at once. */
+    private final AtomicLong skipped = new AtomicLong();
+    private final LongSupplier brokerTicker = () -> System.nanoTime() + skipped.get();
+    private static final Duration MAX_STALENESS = Duration.ofMinutes(1);
 
     /** A JeroMQ PUB socket sending kv_metrics messages packed with msgpack-core. */
-    private final class Publisher {
+    final class Publisher {
         final String pod;
         final long instanceId;
         final long publisherId;
@@ -191,14 +206,19 @@ class EventBrokerEndToEndTest {
                         + "      - {id: broker-a.dynamo, client_id: broker-a, token_hash: \"" + TokenHash.of(TOKEN_A)
                         + "\", namespaces: [dynamo]}\n"
                         + "      - {id: broker-b.dynamo, client_id: broker-b, token_hash: \"" + TokenHash.of(TOKEN_B)
-                        + "\", namespaces: [dynamo]}\n");
+                        + "\", namespaces: [dynamo]}\n"
+                        // Two more for the heap benchmark's four sessions (EventBusHeapBench).
+                        + "      - {id: broker-c.dynamo, client_id: broker-c, token_hash: \""
+                        + TokenHash.of(token("broker-c")) + "\", namespaces: [dynamo]}\n"
+                        + "      - {id: broker-d.dynamo, client_id: broker-d, token_hash: \""
+                        + TokenHash.of(token("broker-d")) + "\", namespaces: [dynamo]}\n");
         assertThat(loaded.errors()).isEmpty();
         EventBusConfig busConfig = loaded.orThrow().dynamo().section(section);
         bus = new EventBusSupervisor(new SimpleMeterRegistry());
         bus.reload(true, busConfig);
         bus.start().join();
 
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < publisherCount; i++) {
             publishers.add(new Publisher("vllm-decode-" + i));
         }
         for (Publisher p : publishers) {
@@ -209,7 +229,7 @@ class EventBrokerEndToEndTest {
                 .addToLabels("nvidia.com/dynamo-discovery-enabled", "true").endMetadata().withAddressType("IPv4");
         int ip = 1;
         for (Publisher p : publishers) {
-            slice.addNewEndpoint().withAddresses("10.0.1." + ip++).withNewConditions().withReady(true).endConditions()
+            slice.addNewEndpoint().withAddresses("10.0." + (ip / 250 + 1) + "." + (ip++ % 250 + 1)).withNewConditions().withReady(true).endConditions()
                     .withNewTargetRef().withKind("Pod").withName(p.pod).endTargetRef().endEndpoint();
         }
         admin.discovery().v1().endpointSlices().inNamespace(K8S_NS).resource(slice.build()).create();
@@ -222,7 +242,7 @@ class EventBrokerEndToEndTest {
                         KubernetesLimits.defaults(), MetadataLimits.defaults()))
                 .build();
         discovery.start(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES, kube)).join();
-        await().atMost(Duration.ofSeconds(30)).until(() -> discovery.registry().snapshot().publishers().size() == 6);
+        await().atMost(Duration.ofSeconds(30)).until(() -> discovery.registry().snapshot().publishers().size() == publisherCount);
 
         direct = load(Transport.DIRECT);
         broker = load(Transport.BROKER);
@@ -230,7 +250,8 @@ class EventBrokerEndToEndTest {
 
     private LoadSupervisor load(Transport transport) {
         LoadSupervisor s = LoadSupervisor.builder(new SimpleMeterRegistry())
-                .config(new LoadConfig(Duration.ofMinutes(1), transport, null))
+                .config(new LoadConfig(MAX_STALENESS, transport, null))
+                .ticker(transport == Transport.BROKER ? brokerTicker : System::nanoTime)
                 .brokerConnector(c -> new BrokerConnector(bus.bus()))
                 .build();
         s.start().join();
@@ -291,8 +312,13 @@ class EventBrokerEndToEndTest {
         }
     }
 
+    /** The token of the brokers[] entry with this client_id. */
+    static String token(String clientId) {
+        return clientId + "-token-0123456789";
+    }
+
     /** Starts {@code continuum-router event-broker} in a child JVM with its own config and token files. */
-    private Process startBroker(String name, String clientId, String token) throws IOException {
+    Process startBroker(String name, String clientId, String token) throws IOException {
         Path tokenFile = dir.resolve(name + ".token");
         Files.writeString(tokenFile, token + "\n");
         Path config = dir.resolve(name + ".yaml");
@@ -317,7 +343,7 @@ class EventBrokerEndToEndTest {
         return child;
     }
 
-    private @org.jspecify.annotations.Nullable BusSession session(String entryId) {
+    @org.jspecify.annotations.Nullable BusSession session(String entryId) {
         for (BusSession s : bus.bus().sessions()) {
             if (s.entryId().equals(entryId)) {
                 return s;
@@ -326,9 +352,9 @@ class EventBrokerEndToEndTest {
         return null;
     }
 
-    private static boolean all(LoadSupervisor s, SubscriptionState state) {
+    boolean all(LoadSupervisor s, SubscriptionState state) {
         List<SubscriptionView> views = s.subscriptions();
-        return views.size() == 6 && views.stream().allMatch(v -> v.state() == state);
+        return views.size() == publisherCount && views.stream().allMatch(v -> v.state() == state);
     }
 
     private String log(String name) throws IOException {
@@ -336,7 +362,7 @@ class EventBrokerEndToEndTest {
     }
 
     /** Publishes a marker on every publisher until both stores hold it (PUB drops until subscribed). */
-    private void warmUp(long marker) {
+    void warmUp(long marker) {
         await().pollInSameThread().pollInterval(Duration.ofMillis(25)).atMost(Duration.ofSeconds(30)).until(() -> {
             boolean all = true;
             for (Publisher p : publishers) {
@@ -385,15 +411,43 @@ class EventBrokerEndToEndTest {
                 })));
         assertThat(state(broker)).isEqualTo(state(direct));
 
-        // SIGKILL: the broker's subscriptions go pending (no fresh samples), the direct ones do not notice.
+        // Decode selection over the broker-fed store follows load while its samples are fresh.
+        SimpleMeterRegistry selections = new SimpleMeterRegistry();
+        DynamoWorkerPicker picker = DynamoWorkerPicker.loadBased(broker.store(), brokerTicker, selections);
+        assertThat(decodeReason(picker)).isEqualTo(SelectionReason.LOAD);
+        assertThat(coverage()).containsExactly(new BrokerCoverage(DYN, List.of("broker-a.dynamo"), 0, 0));
+
+        // SIGKILL: the broker's subscriptions go pending, the direct ones do not notice; the namespace is uncovered.
         a.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(20)).until(() -> all(broker, SubscriptionState.PENDING));
         assertThat(all(direct, SubscriptionState.CONNECTED)).isTrue();
+        assertThat(coverage()).containsExactly(new BrokerCoverage(DYN, List.of(), 6, 0));
+        // Nothing refreshes the samples while pending: once they are older than max_staleness, decode
+        // selection falls back to the round-robin cursor (round_robin_stale), in the counter too.
+        skipped.addAndGet(MAX_STALENESS.plusSeconds(1).toNanos());
+        assertThat(decodeReason(picker)).isEqualTo(SelectionReason.ROUND_ROBIN_STALE);
+        assertThat(selections.get("continuum.dynamo.selection").tag("role", "decode")
+                .tag("reason", "round_robin_stale").counter().count()).isEqualTo(1);
 
-        // A new broker restores them.
+        // A new broker restores them, and fresh samples restore load selection.
         startBroker("broker-a2", "broker-a", TOKEN_A);
         await().atMost(Duration.ofSeconds(60)).until(() -> all(broker, SubscriptionState.CONNECTED));
+        assertThat(coverage()).containsExactly(new BrokerCoverage(DYN, List.of("broker-a.dynamo"), 0, 0));
         warmUp(6);
+        assertThat(decodeReason(picker)).isEqualTo(SelectionReason.LOAD);
+    }
+
+    /** One decode pick over the broker-fed store, answered at once; its reason. */
+    private SelectionReason decodeReason(DynamoWorkerPicker picker) {
+        Selection s = picker.pick(discovery.registry().snapshot(), new PickRequest("Qwen/Qwen3-32B", Set.of(DYN), 64));
+        assertThat(s).isNotNull();
+        s.dispatch().ended();
+        return s.decodeReason();
+    }
+
+    /** broker_coverage as the admin view computes it for the broker-transport subscriptions. */
+    private List<BrokerCoverage> coverage() {
+        return BrokerCoverage.of(List.of(DYN), BrokerCoverage.carriers(bus.bus()), broker.subscriptions());
     }
 
     @Test
