@@ -26,6 +26,20 @@ public interface LoadStore {
         return latest(key.worker(), key.dpRank());
     }
 
+    /**
+     * The key's {@link RankSlot}, created if absent and initialized with the held sample: the stable place
+     * where the store writes the key's samples from then on. Called when a picker builds its candidate index,
+     * not per pick. The store keeps the slot while the key is live (or until the next live-set change, for a
+     * key not live yet) and detaches it when the key leaves the live set.
+     */
+    RankSlot slot(SampleKey key);
+
+    /**
+     * How many slots the store has detached so far: a holder of slots whose count moved may hold a detached
+     * one (it still reads correctly, through {@link #latest(SampleKey)}) and can take fresh slots.
+     */
+    long detachedSlots();
+
     /** The held sample while its age is within {@code maxAge}, else null. */
     default @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {
         LoadSample s = latest(worker, dpRank);
