@@ -5,8 +5,9 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The latest load sample per (worker, dp_rank), read lock-free by the pickers. Lookups return null rather
- * than an Optional because they run once per candidate on every routing decision.
+ * The latest load sample per (worker, dp_rank), read lock-free by the pickers: through the {@link RankSlot}
+ * their candidate index took for each rank, or by key. Lookups return null rather than an Optional because a
+ * picker falls back to them per candidate (a detached slot) on the routing path.
  *
  * <p>Samples enter only through the load supervisor's subscriptions: the store admits a sample only for a
  * worker in the live registry snapshot, holds at most {@link #MAX_ENTRIES} keys, and evicts departed
