@@ -110,6 +110,23 @@ class RankSlotTest {
     }
 
     @Test
+    void slotsOfKeysTheLiveSetDoesNotAdmitAreDroppedAtTheNextLiveSetChange() {
+        store.setLiveAndRetain(Fixtures.live(worker(1)));
+        store.slot(key(1, 0));
+        RankSlot undeclared = store.slot(key(1, 8)); // a rank the card does not declare (it declares 0 to 7)
+        RankSlot unknown = store.slot(key(7, 0));
+        assertThat(store.slots()).isEqualTo(3);
+
+        store.setLiveAndRetain(Fixtures.live(worker(1)));
+
+        assertThat(store.slots()).isEqualTo(1);
+        assertThat(undeclared.detached()).isTrue();
+        assertThat(unknown.detached()).isTrue();
+        assertThat(store.apply("dynamo", 9, 1, load(1, 8, 5, 5))).isEqualTo(LoadEventResult.IDENTITY_MISMATCH);
+        assertThat(undeclared.sample()).isNull();
+    }
+
+    @Test
     void aReaderRacingTheWriterAlwaysSeesOneWholeSample() throws Exception {
         AtomicLong clock = new AtomicLong();
         ConcurrentLoadStore store = new ConcurrentLoadStore(clock::get, 16);
