@@ -24,7 +24,7 @@ import org.openjdk.jmh.infra.Blackhole;
  *       bytes to the store, through the supervisor's own subscription: ZMTP client, frame and ActiveLoad
  *       decoders, sequence check, live gate, the store's insert and the subscription's written-keys set.
  *       Compare with KvMetricsDecodeBenchmark.zmtpFramesAndDecode for the store's share;</li>
- *   <li>{@code latest}: {@code LoadStore.latest(worker, rank)}, the read the picker makes per candidate.</li>
+ *   <li>{@code latest}: {@code LoadStore.latest(worker, rank)}, a lookup by key (the picker reads each candidate through the slot its index holds instead).</li>
  * </ul>
  */
 @State(Scope.Thread)

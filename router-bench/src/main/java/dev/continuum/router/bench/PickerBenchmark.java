@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Picker decision time: {@code DynamoWorkerPicker.loadBased} (LoadBasedPicker) for 8, 256 and 4,096
+ * Picker decision time: {@code DynamoWorkerPicker.loadBased} (LoadBasedPicker) for 8, 256, 1,024 and 4,096
  * candidate ranks, half decode and half prefill in one namespace (8 dp ranks per worker; 4 at 8 ranks),
  * the same fleet as the hand-written PickerBenchmark. Each pick scores every decode rank, then every
  * prefill rank, and records its dispatches in the ledger; the request then ends.
@@ -41,7 +41,7 @@ import org.openjdk.jmh.infra.Blackhole;
 public class PickerBenchmark {
     private static final long SAMPLED_AT = TimeUnit.SECONDS.toNanos(10);
 
-    @Param({"8", "256", "4096"})
+    @Param({"8", "256", "1024", "4096"})
     public int candidateRanks;
 
     private long clock;

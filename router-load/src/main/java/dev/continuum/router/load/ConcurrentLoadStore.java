@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -20,8 +21,14 @@ import org.jspecify.annotations.Nullable;
  * no longer admits the key, it takes its own insert back. Either the sweep runs after the insert (and
  * removes it) or the re-read sees the new set, so a departed worker's sample cannot survive a change.
  *
- * <p><b>Cap.</b> New keys reserve a slot in {@link #count} before inserting, so the map never holds more
+ * <p><b>Cap.</b> New keys reserve a place in {@link #count} before inserting, so the map never holds more
  * than {@link LoadStore#MAX_ENTRIES} keys even with concurrent writers.
+ *
+ * <p><b>Slots.</b> A key's {@link RankSlot} is written inside the map's per-key critical section (the
+ * {@code compute} that stores or removes the key's sample), so it always shows what the map holds. Slots are
+ * created by {@link #slot} (candidate index builds), never by samples, and are detached and dropped by
+ * {@link #setLiveAndRetain} when their key is not live: at most the live keys plus those of the newest
+ * indexes built since the last live-set change are held.
  */
 final class ConcurrentLoadStore implements LoadStore {
     /** Told after a key's sample changed or went away; used for the per-worker gauges. Called on the writer's thread. */
@@ -42,6 +49,9 @@ final class ConcurrentLoadStore implements LoadStore {
     };
 
     private final ConcurrentHashMap<SampleKey, LoadSample> samples = new ConcurrentHashMap<>();
+    /** Slots handed out; each written only inside {@code samples}' critical section of its key. */
+    private final ConcurrentHashMap<SampleKey, RankSlot> slots = new ConcurrentHashMap<>();
+    private final AtomicLong detached = new AtomicLong();
     private final AtomicInteger count = new AtomicInteger();
     private final int maxEntries;
     private final LongSupplier ticker;
@@ -81,7 +91,33 @@ final class ConcurrentLoadStore implements LoadStore {
         return samples.get(key);
     }
 
+    @Override
+    public RankSlot slot(SampleKey key) {
+        RankSlot held = slots.get(key);
+        if (held != null) {
+            return held;
+        }
+        RankSlot[] out = new RankSlot[1];
+        // Under the key's critical section: a sample stored before is copied in, one stored after writes it.
+        samples.compute(key, (k, sample) -> {
+            out[0] = slots.computeIfAbsent(k, RankSlot::new);
+            if (sample != null && out[0].sample() != sample) {
+                out[0].hold(sample);
+            }
+            return sample;
+        });
+        return out[0];
+    }
 
+    @Override
+    public long detachedSlots() {
+        return detached.get();
+    }
+
+    /** Test access: slots held. */
+    int slots() {
+        return slots.size();
+    }
 
     @Override
     public Duration maxStaleness() {
@@ -125,13 +161,13 @@ final class ConcurrentLoadStore implements LoadStore {
                     outcome.result = LoadEventResult.OVER_CAPACITY;
                     return null;
                 }
-                return sample;
+                return written(k, sample);
             }
             if (held.publisherId() == publisherId && Long.compareUnsigned(sequence, held.sequence()) <= 0) {
                 outcome.result = LoadEventResult.DUPLICATE;
                 return held;
             }
-            return sample;
+            return written(k, sample);
         });
         if (outcome.result != LoadEventResult.APPLIED) {
             return outcome.result;
@@ -145,6 +181,15 @@ final class ConcurrentLoadStore implements LoadStore {
         return LoadEventResult.APPLIED;
     }
 
+    /** Writes {@code sample} into the key's slot, if one was handed out; inside the key's critical section. */
+    private LoadSample written(SampleKey key, LoadSample sample) {
+        RankSlot slot = slots.get(key);
+        if (slot != null) {
+            slot.hold(sample);
+        }
+        return sample;
+    }
+
     private static boolean admitted(Map<WorkerId, DpRanks> gate, SampleKey key) {
         DpRanks ranks = gate.get(key.worker());
         return ranks != null && ranks.admits(key.dpRank());
@@ -156,7 +201,19 @@ final class ConcurrentLoadStore implements LoadStore {
 
     /** Removes {@code key} if it still holds exactly {@code expected}. */
     private void remove(SampleKey key, LoadSample expected) {
-        if (samples.remove(key, expected)) {
+        boolean[] removed = {false};
+        samples.computeIfPresent(key, (k, held) -> {
+            if (held != expected) {
+                return held;
+            }
+            RankSlot slot = slots.get(k);
+            if (slot != null) {
+                slot.clear();
+            }
+            removed[0] = true;
+            return null;
+        });
+        if (removed[0]) {
             count.decrementAndGet();
             listener.removed(key);
         }
@@ -184,5 +241,27 @@ final class ConcurrentLoadStore implements LoadStore {
                 remove(entry.getKey(), entry.getValue());
             }
         }
+        for (SampleKey key : slots.keySet()) {
+            if (!admitted(next, key)) {
+                detach(key);
+            }
+        }
+    }
+
+    /**
+     * Detaches and drops the key's slot, inside the key's critical section so that no sample is written into
+     * it afterwards; its holders read through the map until they take the key's next slot.
+     */
+    private void detach(SampleKey key) {
+        samples.compute(key, (k, held) -> {
+            if (!admitted(live, k)) {
+                RankSlot slot = slots.remove(k);
+                if (slot != null) {
+                    slot.detach();
+                    detached.incrementAndGet();
+                }
+            }
+            return held;
+        });
     }
 }

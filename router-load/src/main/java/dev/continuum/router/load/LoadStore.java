@@ -5,8 +5,9 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The latest load sample per (worker, dp_rank), read lock-free by the pickers. Lookups return null rather
- * than an Optional because they run once per candidate on every routing decision.
+ * The latest load sample per (worker, dp_rank), read lock-free by the pickers: through the {@link RankSlot}
+ * their candidate index took for each rank, or by key. Lookups return null rather than an Optional because a
+ * picker falls back to them per candidate (a detached slot) on the routing path.
  *
  * <p>Samples enter only through the load supervisor's subscriptions: the store admits a sample only for a
  * worker in the live registry snapshot, holds at most {@link #MAX_ENTRIES} keys, and evicts departed
@@ -25,6 +26,20 @@ public interface LoadStore {
     default @Nullable LoadSample latest(SampleKey key) {
         return latest(key.worker(), key.dpRank());
     }
+
+    /**
+     * The key's {@link RankSlot}, created if absent and initialized with the held sample: the stable place
+     * where the store writes the key's samples from then on. Called when a picker builds its candidate index,
+     * not per pick. The store keeps the slot while the key is live (or until the next live-set change, for a
+     * key not live yet) and detaches it when the key leaves the live set.
+     */
+    RankSlot slot(SampleKey key);
+
+    /**
+     * How many slots the store has detached so far: a holder of slots whose count moved may hold a detached
+     * one (it still reads correctly, through {@link #latest(SampleKey)}) and can take fresh slots.
+     */
+    long detachedSlots();
 
     /** The held sample while its age is within {@code maxAge}, else null. */
     default @Nullable LoadSample fresh(WorkerId worker, long dpRank, Duration maxAge) {

@@ -42,7 +42,7 @@ final class CandidateIndex {
     static final int MAX_RANKS_PER_WORKER = 4096;
     /**
      * Ranks held by one index, across every model: a bound on the memory a fleet's cards can make the index
-     * take (about 150 bytes a rank, plus the 656-byte dispatch ring of each rank once it has been picked).
+     * take (about 210 bytes a rank with its load-store slot, plus the 656-byte dispatch ring of each rank once it has been picked).
      * Workers whose ranks do not fit are left out, with a warning.
      */
     static final int MAX_RANKS = 4 * LoadStore.MAX_ENTRIES;
@@ -60,17 +60,41 @@ final class CandidateIndex {
     /** The fleet view this index was built from (compared by identity) and its registry generation. */
     final FleetView fleet;
     final long generation;
+    /** {@link LoadStore#detachedSlots()} read before the index took its slots. */
+    final long detachedSlots;
     private final Map<String, ModelCandidates> models;
 
-    private CandidateIndex(FleetView fleet, long generation, Map<String, ModelCandidates> models) {
+    private CandidateIndex(FleetView fleet, long generation, long detachedSlots, Map<String, ModelCandidates> models) {
         this.fleet = fleet;
         this.generation = generation;
+        this.detachedSlots = detachedSlots;
         this.models = models;
     }
 
     /** The index before any snapshot: every real snapshot's generation is at least 0. */
     static CandidateIndex empty() {
-        return new CandidateIndex(FleetView.empty(), Long.MIN_VALUE, Map.of());
+        return new CandidateIndex(FleetView.empty(), Long.MIN_VALUE, Long.MIN_VALUE, Map.of());
+    }
+
+    /** Whether a slot this index holds was detached by the store (then a rebuild takes fresh ones). */
+    boolean holdsDetachedSlot() {
+        for (ModelCandidates m : models.values()) {
+            for (Group g : m.groups()) {
+                if (detached(g.decode()) || (g.decode().prefill != null && detached(g.decode().prefill))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean detached(CandidateRanks ranks) {
+        for (int i = 0; i < ranks.size; i++) {
+            if (ranks.slots[i].detached()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The model's candidates, or null when no routable worker serves it. */
@@ -78,8 +102,12 @@ final class CandidateIndex {
         return models.get(model);
     }
 
-    /** Builds the index of {@code fleet} (of registry {@code generation}), taking rank ledgers from {@code ledger}. */
-    static CandidateIndex build(FleetView fleet, long generation, DispatchLedger ledger) {
+    /**
+     * Builds the index of {@code fleet} (of registry {@code generation}), taking rank slots from {@code store}
+     * and rank ledgers from {@code ledger}.
+     */
+    static CandidateIndex build(FleetView fleet, long generation, LoadStore store, DispatchLedger ledger) {
+        long detached = store.detachedSlots();
         // model -> namespace -> routable workers serving it, in registry order
         Map<String, Map<String, List<DynamoWorker>>> byModel = new HashMap<>();
         for (DynamoWorker w : fleet.workers()) {
@@ -108,9 +136,9 @@ final class CandidateIndex {
                 List<CandidateRanks.Rank> prefill = new ArrayList<>();
                 for (DynamoWorker w : serving) {
                     if (w.role() == WorkerRole.PREFILL) {
-                        addRanks(prefill, w, ledger, keys, budget, skipped);
+                        addRanks(prefill, w, store, ledger, keys, budget, skipped);
                     } else if (w.role() == WorkerRole.DECODE || (w.role() == WorkerRole.AGGREGATED && !paired)) {
-                        addRanks(decode, w, ledger, keys, budget, skipped);
+                        addRanks(decode, w, store, ledger, keys, budget, skipped);
                     }
                 }
                 CandidateRanks prefillRanks = prefill.isEmpty() ? null : new CandidateRanks(prefill, false, null);
@@ -123,10 +151,10 @@ final class CandidateIndex {
                     MAX_RANKS);
         }
         ledger.indexed(Set.copyOf(keys));
-        return new CandidateIndex(fleet, generation, models);
+        return new CandidateIndex(fleet, generation, detached, models);
     }
 
-    private static void addRanks(List<CandidateRanks.Rank> out, DynamoWorker w, DispatchLedger ledger,
+    private static void addRanks(List<CandidateRanks.Rank> out, DynamoWorker w, LoadStore store, DispatchLedger ledger,
             Set<SampleKey> keys, int[] budget, int[] skipped) {
         ModelCard card = w.card();
         Integer size = card == null ? null : card.dataParallelSize();
@@ -143,7 +171,7 @@ final class CandidateIndex {
         for (long r = first; r <= last; r++) {
             SampleKey key = new SampleKey(w.id(), r);
             keys.add(key);
-            out.add(new CandidateRanks.Rank(w, key, ledger.rank(key)));
+            out.add(new CandidateRanks.Rank(w, key, store.slot(key), ledger.rank(key)));
         }
     }
 }

@@ -2,6 +2,9 @@ package dev.continuum.router.shim;
 
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.ModelCard;
+import dev.continuum.router.load.LoadSample;
+import dev.continuum.router.load.LoadStore;
+import dev.continuum.router.load.RankSlot;
 import dev.continuum.router.load.SampleKey;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -9,8 +12,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The candidate ranks of one phase (decode or prefill) in one namespace for one model, as parallel arrays in
  * registry order (workers by instance ID, ranks ascending). Everything a pick needs per rank that does not
- * change between registry generations is here: the sample key, the pin it returns, the rank's dispatch
- * ledger and the phase's capacity. Immutable after construction.
+ * change between registry generations is here: the sample key, the rank's load-store slot (where its latest
+ * sample is read without a lookup), the pin it returns, the rank's dispatch ledger and the phase's capacity.
+ * Immutable after construction.
  */
 final class CandidateRanks {
     /** Dynamo's default {@code kv_cache_block_size}: sizes the ledger entry of a card that omits it. */
@@ -18,6 +22,8 @@ final class CandidateRanks {
 
     final int size;
     final SampleKey[] keys;
+    /** Each rank's slot in the load store, taken when the index was built. */
+    final RankSlot[] slots;
     final WorkerPin[] pins;
     final RankLedger[] ledgers;
     /**
@@ -35,6 +41,7 @@ final class CandidateRanks {
     CandidateRanks(List<Rank> ranks, boolean decode, @Nullable CandidateRanks prefill) {
         this.size = ranks.size();
         this.keys = new SampleKey[size];
+        this.slots = new RankSlot[size];
         this.pins = new WorkerPin[size];
         this.ledgers = new RankLedger[size];
         this.capacity = new double[size];
@@ -46,6 +53,7 @@ final class CandidateRanks {
             DynamoWorker w = r.worker;
             ModelCard card = w.card();
             keys[i] = r.key;
+            slots[i] = r.slot;
             ledgers[i] = r.ledger;
             pins[i] = new WorkerPin(w.id(), w.role(), r.key.dpRank(), card != null && card.dataParallelSize() != null);
             Integer bs = card == null ? null : card.kvCacheBlockSize();
@@ -61,7 +69,21 @@ final class CandidateRanks {
         }
     }
 
+    /** Copies rank {@code i}'s latest sample into {@code out}: from its slot, or by key once the slot is detached. */
+    void read(int i, LoadStore store, RankSlot.Reading out) {
+        if (!slots[i].read(out)) {
+            out.set(store.latest(keys[i]));
+        }
+    }
+
+    /** Rank {@code i}'s latest sample (the whole record), or null: from its slot, or by key once detached. */
+    @Nullable LoadSample sample(int i, LoadStore store) {
+        RankSlot slot = slots[i];
+        LoadSample s = slot.sample();
+        return s != null || !slot.detached() ? s : store.latest(keys[i]);
+    }
+
     /** One rank while the index is built. */
-    record Rank(DynamoWorker worker, SampleKey key, RankLedger ledger) {
+    record Rank(DynamoWorker worker, SampleKey key, RankSlot slot, RankLedger ledger) {
     }
 }

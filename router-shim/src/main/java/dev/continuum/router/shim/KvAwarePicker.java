@@ -282,7 +282,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 long bs = cardBs > 0 ? cardBs : ranks.ledgerBlockSize[i];
                 kv.blockSize[k] = bs;
                 kv.overlap[k] = overlapOf(kv, ranks, i);
-                LoadSample latest = signal ? load.store().latest(ranks.keys[i]) : null;
+                LoadSample latest = signal ? ranks.sample(i, load.store()) : null;
                 LoadSample fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos ? latest : null;
                 Long field = fresh == null ? null
                         : phase == Phase.PREFILL ? fresh.load().activePrefillTokens() : fresh.load().decodeBlocks();
@@ -403,7 +403,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             return true;
         }
         double capacity = ranks.capacity[i];
-        LoadSample latest = load.store().latest(ranks.keys[i]);
+        LoadSample latest = ranks.sample(i, load.store());
         if (Double.isNaN(capacity) || latest == null
                 || now - latest.receivedNanos() > load.store().maxStaleness().toNanos()) {
             return false;

@@ -3,8 +3,8 @@ package dev.continuum.router.shim;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.WorkerRole;
-import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadStore;
+import dev.continuum.router.load.RankSlot;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,12 +30,13 @@ import org.jspecify.annotations.Nullable;
  * ({@code round_robin_stale}, or {@code round_robin_no_signal} when the source has no load signal), and
  * stalls are ignored since nothing could have answered.
  *
- * <p><b>Hot path.</b> No locks and no per-candidate allocation: a pick reads the index's arrays, one store
- * lookup per candidate, and its rank ledgers; costs go into a per-thread scratch array; the two pinned ranks'
- * ledgers are updated in place. It allocates the selection (32 bytes) and, when a dispatch can mark a stall,
+ * <p><b>Hot path.</b> No locks, no lookups and no per-candidate allocation: a pick reads the index's arrays,
+ * each candidate's load-store slot (a few fields, no key hashed) and its rank ledger; costs go into a
+ * per-thread scratch array; the two pinned ranks' ledgers are updated in place. It allocates the selection (32 bytes) and, when a dispatch can mark a stall,
  * its 32-byte dispatch record: at most 64 bytes per pick, at any fleet size. The index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
- * by the first pick that sees the new view when nothing prepared it.
+ * by the first pick that sees the new view when nothing prepared it; and by the upkeep when the store detached
+ * a slot the index holds (until then that rank is read by key, {@link CandidateRanks#read}).
  */
 final class LoadBasedPicker implements DynamoWorkerPicker {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -59,6 +60,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
         CandidateRanks[] parts = new CandidateRanks[4];
+        /** One candidate's sample, copied out of its slot. */
+        final RankSlot.Reading reading = new RankSlot.Reading();
         /** The chosen candidate: its part and index within it. */
         int part;
         int at;
@@ -136,10 +139,28 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         if (current.fleet == fleet || snapshot.generation() < current.generation) {
             return current;
         }
-        // Two threads may build the same view at once; both get the same rank ledgers, and the last write wins.
-        CandidateIndex built = CandidateIndex.build(fleet, snapshot.generation(), ledger);
+        return rebuild(fleet, snapshot.generation());
+    }
+
+    private CandidateIndex rebuild(FleetView fleet, long generation) {
+        // Two threads may build the same view at once; both get the same rank ledgers and slots, and the last
+        // write wins.
+        CandidateIndex built = CandidateIndex.build(fleet, generation, store, ledger);
         index = built;
         return built;
+    }
+
+    /**
+     * Rebuilds the current index when the store detached one of its slots (a rank whose key left the live set
+     * while this index was current, or before the store's live set caught up with the index's registry
+     * generation): picks read such a rank by key meanwhile, and the rebuild gives it its fresh slot. Called on
+     * the upkeep task.
+     */
+    void refreshSlots() {
+        CandidateIndex current = index;
+        if (current.detachedSlots != store.detachedSlots() && current.holdsDetachedSlot()) {
+            rebuild(current.fleet, current.generation);
+        }
     }
 
     /**
@@ -162,19 +183,21 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         boolean anyUnstalled = false;
         long lastBlockSize = -1;
         long promptBlocks = 0;
+        RankSlot.Reading latest = scratch.reading;
         int k = 0;
         for (int part = 0; part < parts; part++) {
             CandidateRanks ranks = scratch.parts[part];
             for (int i = 0; i < ranks.size; i++, k++) {
-                LoadSample latest = store.latest(ranks.keys[i]);
-                boolean fresh = latest != null && now - latest.receivedNanos() <= maxStaleNanos;
-                Long field = !fresh || latest == null ? null
-                        : decode ? latest.load().decodeBlocks() : latest.load().activePrefillTokens();
-                anyFresh |= field != null;
+                ranks.read(i, store, latest);
+                boolean held = latest.held();
+                boolean fresh = held && now - latest.receivedNanos() <= maxStaleNanos;
+                long field = !fresh ? RankSlot.ABSENT : decode ? latest.decodeBlocks() : latest.prefillTokens();
+                boolean hasField = field != RankSlot.ABSENT;
+                anyFresh |= hasField;
                 long backlog;
-                if (field != null) {
+                if (hasField) {
                     backlog = field;
-                } else if (!fresh && (latest == null || !latest.reportsBacklog())) {
+                } else if (!fresh && (!held || !latest.reportsBacklog())) {
                     backlog = 0; // quiet: an idle worker publishes zero and falls silent
                 } else {
                     costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
@@ -187,7 +210,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     stalled[k] = false;
                     continue;
                 }
-                long lastSample = latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos();
+                long lastSample = held ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE;
                 RankLedger rank = ranks.ledgers[i];
                 boolean stall = rank.stalled(lastSample, now);
                 stalled[k] = stall;
@@ -271,9 +294,10 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     }
 
     private long add(CandidateRanks ranks, int i, long est, boolean stallEligible, long now) {
-        LoadSample latest = store.latest(ranks.keys[i]);
+        RankSlot.Reading latest = SCRATCH.get().reading;
+        ranks.read(i, store, latest);
         return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
-                latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos(), now);
+                latest.held() ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE, now);
     }
 
     /** This thread's working space (the KV-aware picker shares it for its candidate parts). */
@@ -293,9 +317,13 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         return ticker;
     }
 
-    /** Trims the ledger and forgets departed ranks; run periodically by the upkeep task. */
+    /**
+     * Trims the ledger and forgets departed ranks, and takes fresh slots for detached ones ({@link
+     * #refreshSlots}); run periodically by the upkeep task.
+     */
     void sweepLedger() {
         ledger.sweep(ticker.getAsLong());
+        refreshSlots();
     }
 
     /** Test access: ranks with unanswered dispatches. */

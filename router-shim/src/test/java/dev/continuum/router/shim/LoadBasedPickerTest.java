@@ -619,4 +619,46 @@ class LoadBasedPickerTest {
         assertThat(picker.ledgerKeys()).isEqualTo(1);
         assertThat(picker.ledgers()).isEqualTo(1);
     }
+
+    // --- Load-store slots: the index reads each rank's sample without a lookup -----------------------------
+
+    @Test
+    void samplesOfARankTheIndexDidNotKnowAreSeenOnceTheIndexIsRebuilt() {
+        assertThat(pick(snapshot(worker(NS, 1, DECODE))).decode().worker().instanceId()).isEqualTo(1);
+        load.sample(id(1), 0, 900L, null);
+        load.sample(id(2), 0, 10L, null); // worker 2 is not in the index yet
+
+        DynamoSnapshot both = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        assertThat(decodeIds(both, 3)).containsOnly(2L);
+        load.sample(id(2), 0, 1_000L, null); // and its later samples reach the new index's slot
+        assertThat(decodeIds(both, 3)).containsOnly(1L);
+    }
+
+    @Test
+    void aRankWhoseSlotTheStoreDetachedIsReadByKeyUntilTheUpkeepTakesItsFreshSlot() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 10L, null);
+        load.sample(id(2), 0, 900L, null);
+        assertThat(decodeIds(s, 2)).containsOnly(1L);
+
+        // The store detaches worker 1's slot (its key left the live set and came back before this index
+        // changed): the detached slot shows nothing, and the picker reads the store by key instead.
+        load.retire(id(1), 0);
+        CandidateRanks ranks = picker.index(s).model(MODEL).groups()[0].decode();
+        assertThat(ranks.slots[0].detached()).isTrue();
+        assertThat(decodeIds(s, 2)).containsOnly(1L);
+        load.sample(id(1), 0, 2_000L, null);
+        assertThat(decodeIds(s, 2)).containsOnly(2L);
+
+        picker.sweepLedger(); // the upkeep's run: a fresh slot for worker 1, with its held sample
+        CandidateRanks rebuilt = picker.index(s).model(MODEL).groups()[0].decode();
+        assertThat(rebuilt).isNotSameAs(ranks);
+        assertThat(rebuilt.slots[0].detached()).isFalse();
+        assertThat(rebuilt.slots[0].sample()).isNotNull();
+        load.sample(id(1), 0, 0L, null);
+        assertThat(decodeIds(s, 2)).containsOnly(1L);
+
+        picker.sweepLedger(); // nothing detached since: the index stays
+        assertThat(picker.index(s).model(MODEL).groups()[0].decode()).isSameAs(rebuilt);
+    }
 }
