@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
  * continuum-router [serve] [--config FILE] [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router demo [--kv [--tokenizer-dir DIR]] [--bind ADDRESS]... [--log-level LEVEL]
  * continuum-router event-broker --config FILE
+ * continuum-router kv-listener --config FILE
  * continuum-router config validate [--strict] [FILE | --config FILE]
  * continuum-router config show [FILE | --config FILE]
  * continuum-router --generate-config | --version | --help
@@ -24,6 +25,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         SERVE,
         DEMO,
         EVENT_BROKER,
+        KV_LISTENER,
         CONFIG_VALIDATE,
         CONFIG_SHOW,
         GENERATE_CONFIG,
@@ -42,6 +44,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
               continuum-router event-broker --config FILE
                                                 the in-cluster event broker: dials out to the router's event
                                                 bus and relays the publishers its DynamoWorkerMetadata advertise
+              continuum-router kv-listener --config FILE
+                                                the in-cluster kv-listener: dials out to the router's event bus
+                                                and relays its backends' SSE KV-event streams
               continuum-router config validate [--strict] [FILE]
                                                 exit 0 when valid (warnings printed), 1 with every error;
                                                 --strict: settings that have no effect are errors too
@@ -91,6 +96,7 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
                 case "serve" -> command = only(command, Command.SERVE);
                 case "demo" -> command = only(command, Command.DEMO);
                 case "event-broker" -> command = only(command, Command.EVENT_BROKER);
+                case "kv-listener" -> command = only(command, Command.KV_LISTENER);
                 case "config" -> {
                     if (i + 1 >= args.length) {
                         throw new UsageException("config: missing subcommand (expected: validate or show)");
@@ -140,6 +146,9 @@ record CommandLine(Command command, @Nullable Path configFile, List<String> bind
         }
         if (command == Command.EVENT_BROKER && (config == null || !binds.isEmpty())) {
             throw new UsageException("event-broker: --config FILE is required (and --bind is not accepted)");
+        }
+        if (command == Command.KV_LISTENER && (config == null || !binds.isEmpty())) {
+            throw new UsageException("kv-listener: --config FILE is required (and --bind is not accepted)");
         }
         if (command == Command.DEMO && config != null) {
             throw new UsageException("demo: --config is not accepted (the demo runs on its embedded config)");

@@ -3,6 +3,7 @@ package dev.continuum.router.app;
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.discovery.config.DiscoverySection;
 import dev.continuum.router.eventbus.config.EventBusSection;
+import dev.continuum.router.eventbus.config.KvCacheIndexSection;
 import dev.continuum.router.kv.config.KvSection;
 import dev.continuum.router.load.LoadSection;
 import dev.continuum.router.shim.ShimSection;
@@ -14,13 +15,13 @@ import java.util.Map;
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
 record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv,
-        EventBusSection eventBus) {
+        EventBusSection eventBus, KvCacheIndexSection kvCacheIndex) {
     static DynamoSections create(Map<String, String> environment) {
         return new DynamoSections(DiscoverySection.create(environment), new LoadSection(true), new ShimSection(),
-                new KvSection(), new EventBusSection());
+                new KvSection(), new EventBusSection(), new KvCacheIndexSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load, shim, kv, eventBus);
+        return List.of(discovery, load, shim, kv, eventBus, kvCacheIndex);
     }
 }

@@ -6,6 +6,7 @@ import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.core.config.ConfigSearchPath;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.eventbus.EventBrokerProcess;
+import dev.continuum.router.eventbus.KvListenerProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -60,6 +61,9 @@ public final class Main {
             }
             case EVENT_BROKER -> {
                 return EventBrokerProcess.run(java.util.Objects.requireNonNull(cli.configFile()), err, env);
+            }
+            case KV_LISTENER -> {
+                return KvListenerProcess.run(java.util.Objects.requireNonNull(cli.configFile()), err, env);
             }
             case SERVE -> {
                 try {

@@ -21,6 +21,7 @@ import dev.continuum.router.core.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.eventbus.EventBusSupervisor;
+import dev.continuum.router.eventbus.KvCacheIndexSupervisor;
 import dev.continuum.router.load.ChannelDialer;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.config.KvConfig;
@@ -159,6 +160,9 @@ final class RouterProcess implements AutoCloseable {
         EventBusSupervisor bus = new EventBusSupervisor(registry);
         bus.reload(config.dynamo().enabled(), config.dynamo().section(sections.eventBus()));
         stack.push(bus);
+        // The backend KV cache index's SSE sources, after the bus whose kv-listener sessions relay some of them.
+        KvCacheIndexSupervisor kvCacheIndex = stack.push(new KvCacheIndexSupervisor(bus.bus(), registry,
+                config.dynamo().section(sections.kvCacheIndex())));
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
                 .brokerConnector(loadConfig -> new BrokerConnector(bus.bus()))
@@ -230,6 +234,7 @@ final class RouterProcess implements AutoCloseable {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
             bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
+            kvCacheIndex.reload(after.dynamo().section(sections.kvCacheIndex()));
             load.reconfigure(after.dynamo().section(sections.load()));
             KvConfig kvNext = after.dynamo().section(sections.kv());
             kv.reconfigure(kvNext);

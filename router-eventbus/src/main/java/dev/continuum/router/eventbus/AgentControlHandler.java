@@ -1,6 +1,5 @@
 package dev.continuum.router.eventbus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -97,19 +96,10 @@ final class AgentControlHandler extends ChannelInboundHandlerAdapter {
 
     private void subscribe(ObjectNode m) {
         String id = Hello.text(m.get("stream_id"));
-        JsonNode target = m.path("target");
-        String kind = Hello.text(target.get("kind"));
-        String namespace = Hello.text(target.get("namespace"));
-        String host = Hello.text(target.get("host"));
-        int port = target.path("port").asInt(0);
         if (id == null || !BusProtocol.STREAM_ID.matcher(id).matches()) {
             return;
         }
-        if (!"zmq_tcp".equals(kind) || namespace == null || host == null || port < 1 || port > 65535) {
-            agent.streamClosed(id, "invalid_target", "a broker relays zmq_tcp targets only");
-            return;
-        }
-        agent.subscribe(id, namespace, host, port);
+        agent.subscribe(id, m.path("target"));
     }
 
     @Override

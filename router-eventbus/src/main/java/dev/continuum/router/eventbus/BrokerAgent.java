@@ -1,6 +1,5 @@
 package dev.continuum.router.eventbus;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.core.logging.LogSafe;
@@ -57,7 +56,7 @@ public final class BrokerAgent extends StartStopSupport {
     private static final Duration RECONNECT_CEILING = Duration.ofSeconds(30);
 
     private final AgentSettings settings;
-    private final AdvertisedTargets advertised;
+    private final AgentRole role;
     private final RandomGenerator random = RandomGenerator.getDefault();
     private final SslContext ssl;
     private final ConcurrentHashMap<String, RelayStream> relays = new ConcurrentHashMap<>();
@@ -71,8 +70,13 @@ public final class BrokerAgent extends StartStopSupport {
     private int attempt;
 
     public BrokerAgent(AgentSettings settings, AdvertisedTargets advertised) {
+        this(settings, new BrokerRole(settings.namespaces(), advertised));
+    }
+
+    /** The same session code for another role (the kv-listener's). */
+    BrokerAgent(AgentSettings settings, AgentRole role) {
         this.settings = settings;
-        this.advertised = advertised;
+        this.role = role;
         this.ssl = clientContext(settings);
     }
 
@@ -209,10 +213,9 @@ public final class BrokerAgent extends StartStopSupport {
             Http2Headers headers = request(BusProtocol.SESSION_PATH).set("content-type", "application/x-ndjson");
             stream.write(new DefaultHttp2HeadersFrame(headers, false));
             ObjectNode hello = ControlJson.object("hello");
-            hello.put("role", "broker").put("client_id", settings.clientId());
+            role.describe(hello);
+            hello.put("client_id", settings.clientId());
             hello.putArray("versions").add(BusProtocol.VERSION);
-            ArrayNode namespaces = hello.putArray("dynamo_namespaces");
-            settings.namespaces().forEach(namespaces::add);
             stream.writeAndFlush(new DefaultHttp2DataFrame(ControlJson.line(stream.alloc(), hello)));
         });
         conn.closeFuture().addListener(f -> sessionEnded());
@@ -259,8 +262,8 @@ public final class BrokerAgent extends StartStopSupport {
         }
     }
 
-    /** {@code subscribe}: relay the publisher when discovery advertises it, else refuse. */
-    void subscribe(String streamId, String namespace, String host, int port) {
+    /** {@code subscribe}: relay the upstream when the role allows the target, else refuse. */
+    void subscribe(String streamId, com.fasterxml.jackson.databind.JsonNode target) {
         Channel conn = connection;
         String session = sessionId.get();
         if (conn == null || session == null) {
@@ -270,13 +273,14 @@ public final class BrokerAgent extends StartStopSupport {
             streamClosed(streamId, "draining", "the broker is draining");
             return;
         }
-        if (!advertised.advertises(namespace, host, port)) {
-            streamClosed(streamId, "target_not_advertised", "no DynamoWorkerMetadata of this namespace advertises it");
+        AgentRole.Choice choice = role.choose(target);
+        if (choice instanceof AgentRole.Refusal refusal) {
+            streamClosed(streamId, refusal.code(), refusal.message());
             return;
         }
         RelayStream relay = new RelayStream(this, conn, streamId, session);
         relays.put(streamId, relay);
-        relay.start(host, port, settings.connectBudget());
+        relay.start((AgentRole.Upstream) choice, settings.connectBudget());
     }
 
     /** {@code unsubscribe}: the router no longer wants the stream. */

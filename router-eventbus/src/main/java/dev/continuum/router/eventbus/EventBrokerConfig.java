@@ -50,15 +50,7 @@ public record EventBrokerConfig(AgentSettings agent, DiscoveryConfig discovery) 
 
     public static Result load(Path file, Map<String, String> environment) {
         Problems problems = new Problems();
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            problems.error("", "cannot read " + file + " (" + e.getClass().getSimpleName() + ")");
-            return new Result(null, problems.all());
-        }
-        TreeContext tree = new TreeContext(problems, environment);
-        TreeNode root = YamlTrees.parse(text, file.toString(), "", tree);
+        TreeNode root = read(file, environment, problems);
         if (root == null) {
             return new Result(null, problems.all());
         }
@@ -67,8 +59,54 @@ public record EventBrokerConfig(AgentSettings agent, DiscoveryConfig discovery) 
         return new Result(problems.hasErrors() ? null : config, problems.all());
     }
 
+    /** An agent's YAML file as a tree whose unknown keys can be reported; null (with the problem) if unreadable. */
+    static @Nullable TreeNode read(Path file, Map<String, String> environment, Problems problems) {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            problems.error("", "cannot read " + file + " (" + e.getClass().getSimpleName() + ")");
+            return null;
+        }
+        return YamlTrees.parse(text, file.toString(), "", new TreeContext(problems, environment));
+    }
+
     static @Nullable EventBrokerConfig bind(ConfigNode root, Problems problems, Map<String, String> environment) {
-        ConfigNode bus = root.get("bus");
+        BusPart bus = bus(root.get("bus"), "this broker's");
+        ConfigNode discoveryNode = root.get("discovery");
+        DiscoveryConfig discovery = DiscoverySection.create(environment).bind(discoveryNode, problems);
+        if (discovery.source() != DiscoverySourceKind.KUBERNETES) {
+            discoveryNode.get("source").error(renderSource(discovery.source())
+                    + " (expected: kubernetes; the broker relays what DynamoWorkerMetadata advertises)");
+        }
+        List<String> namespaces = discovery.kubernetes().effectiveDynamoNamespaces();
+        for (String ns : namespaces) {
+            if (!EventBusSection.NAMESPACE.matcher(ns).matches()) {
+                discoveryNode.get("kubernetes").error("Dynamo namespace " + Problems.render(ns)
+                        + " (expected: 1..63 of A-Z a-z 0-9 . _ -, as hello may declare it)");
+            }
+        }
+        if (problems.hasErrors() || bus == null) {
+            return null;
+        }
+        return new EventBrokerConfig(bus.settings(namespaces), discovery);
+    }
+
+    /**
+     * The {@code bus} block both agents share (the event broker's and the kv-listener's files): where the
+     * router's listener is and how to authenticate. Null when a required part is missing or invalid.
+     */
+    record BusPart(URI url, String clientId, @Nullable String token, @Nullable Path cert, @Nullable Path key,
+                   @Nullable Path ca, Duration drainTimeout) {
+        AgentSettings settings(List<String> namespaces) {
+            int port = url.getPort() == -1 ? 443 : url.getPort();
+            return new AgentSettings(url.getHost(), port, token, cert, key, ca, clientId, namespaces,
+                    AgentSettings.CONNECT_BUDGET, drainTimeout);
+        }
+    }
+
+    /** Binds {@code bus}; {@code whose} names the agent in messages ("this broker's", "this kv-listener's"). */
+    static @Nullable BusPart bus(ConfigNode bus, String whose) {
         if (!bus.isPresent()) {
             bus.error("missing (expected: url, client_id and a token_file or tls.cert/tls.key)");
         }
@@ -76,7 +114,7 @@ public record EventBrokerConfig(AgentSettings agent, DiscoveryConfig discovery) 
         ConfigNode clientIdNode = bus.get("client_id");
         String clientId = clientIdNode.asStringOrNull();
         if (clientId == null) {
-            clientIdNode.error("missing (expected: the client_id of this broker's dynamo.event_bus.brokers entry)");
+            clientIdNode.error("missing (expected: the client_id of " + whose + " dynamo.event_bus.brokers entry)");
         } else if (!EventBusSection.CLIENT_ID.matcher(clientId).matches()) {
             clientIdNode.invalid("1..128 characters of A-Z a-z 0-9 . _ -");
             clientId = null;
@@ -94,26 +132,10 @@ public record EventBrokerConfig(AgentSettings agent, DiscoveryConfig discovery) 
         }
         Duration drain = bus.get("drain_timeout").asDuration(AgentSettings.DRAIN_TIMEOUT, Duration.ofSeconds(1),
                 Duration.ofMinutes(10));
-
-        ConfigNode discoveryNode = root.get("discovery");
-        DiscoveryConfig discovery = DiscoverySection.create(environment).bind(discoveryNode, problems);
-        if (discovery.source() != DiscoverySourceKind.KUBERNETES) {
-            discoveryNode.get("source").error(renderSource(discovery.source())
-                    + " (expected: kubernetes; the broker relays what DynamoWorkerMetadata advertises)");
-        }
-        List<String> namespaces = discovery.kubernetes().effectiveDynamoNamespaces();
-        for (String ns : namespaces) {
-            if (!EventBusSection.NAMESPACE.matcher(ns).matches()) {
-                discoveryNode.get("kubernetes").error("Dynamo namespace " + Problems.render(ns)
-                        + " (expected: 1..63 of A-Z a-z 0-9 . _ -, as hello may declare it)");
-            }
-        }
-        if (problems.hasErrors() || url == null || clientId == null) {
+        if (url == null || clientId == null || (token == null && cert == null)) {
             return null;
         }
-        int port = url.getPort() == -1 ? 443 : url.getPort();
-        return new EventBrokerConfig(new AgentSettings(url.getHost(), port, token, cert, key, ca, clientId,
-                namespaces, AgentSettings.CONNECT_BUDGET, drain), discovery);
+        return new BusPart(url, clientId, token, cert, key, ca, drain);
     }
 
     private static String renderSource(DiscoverySourceKind kind) {

@@ -41,14 +41,22 @@ final class RelayStream {
         this.sessionId = sessionId;
     }
 
-    /** Dials the publisher within {@code budget}, then opens the data stream. */
-    void start(String host, int port, Duration budget) {
+    /** Dials the upstream within {@code budget}, then opens the data stream. */
+    void start(AgentRole.Upstream target, Duration budget) {
         new Bootstrap().group(connection.eventLoop()).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, budget.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.AUTO_READ, false)
-                .handler(new UpstreamHandler())
-                .connect(host, port)
+                .handler(new io.netty.channel.ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        for (io.netty.channel.ChannelHandler h : target.handlers().get()) {
+                            ch.pipeline().addLast(h);
+                        }
+                        ch.pipeline().addLast(new UpstreamHandler());
+                    }
+                })
+                .connect(target.host(), target.port())
                 .addListener((ChannelFutureListener) f -> {
                     if (!f.isSuccess()) {
                         end("target_unreachable", "the publisher did not accept a connection");

@@ -1,0 +1,36 @@
+package dev.continuum.router.eventbus;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.channel.ChannelHandler;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * What differs between the two agents that share {@link BrokerAgent}'s session code: what {@code hello} declares
+ * and which upstream a {@code subscribe} target may reach (docs/event-bus-protocol.md, section 4).
+ */
+interface AgentRole {
+    /** Adds the role and what it declares ({@code dynamo_namespaces} or {@code sources}) to {@code hello}. */
+    void describe(ObjectNode hello);
+
+    /** The upstream to relay for a {@code subscribe}'s {@code target}, or the reason to refuse it. */
+    Choice choose(JsonNode target);
+
+    /** The answer to a {@code subscribe}. */
+    sealed interface Choice permits Upstream, Refusal {
+    }
+
+    /**
+     * Dial {@code host:port} and relay what the upstream sends.
+     *
+     * @param handlers the handlers that sit between the socket and the relay (none for raw ZMTP bytes); a fresh
+     *                 list per connection, since Netty handlers are not shared
+     */
+    record Upstream(String host, int port, Supplier<List<ChannelHandler>> handlers) implements Choice {
+    }
+
+    /** Answer {@code stream_closed} with this code. */
+    record Refusal(String code, String message) implements Choice {
+    }
+}

@@ -1,0 +1,273 @@
+package dev.continuum.router.eventbus;
+
+import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One {@code kv_cache_index} source: keeps its backend's SSE KV-event stream open, applies each event to the
+ * {@link BackendKvIndex}, and after any end reopens it with {@code Last-Event-ID} (or the bus's
+ * {@code last_event_id}) set to the last event it applied, skipping events at or below that ID so a replay
+ * neither loses nor doubles anything. Over the bus, while no kv-listener session can carry it, it waits for the
+ * bus's session-change signal instead of retrying.
+ *
+ * <p>Its control state changes under its own monitor (open, end, stop: rare); events are applied on the
+ * stream's event loop without it. Only the current stream's events are applied (each stream has a generation).
+ */
+final class KvEventSource {
+    private static final Logger LOG = LoggerFactory.getLogger(KvEventSource.class);
+    static final Duration RECONNECT_FLOOR = Duration.ofMillis(500);
+    static final Duration RECONNECT_CEILING = Duration.ofSeconds(30);
+
+    private final KvCacheIndexConfig.Source source;
+    private final KvStreamOpener opener;
+    private final @Nullable EventBus bus;
+    private final BackendKvIndex index;
+    private final KvSourceMetrics metrics;
+    private final ScheduledExecutorService timer;
+    private final int maxBlocks;
+    private final int maxEventBytes;
+
+    private volatile @Nullable Long cursor;
+    private KvSourceMetrics.@Nullable State state;
+    private volatile int generation;
+    private volatile int failures;
+    private volatile boolean delivered; // the current stream applied an event
+    private volatile boolean stopped;
+    private KvStreamOpener.@Nullable Opened current;
+    private @Nullable AutoCloseable pendingWake;
+
+    KvEventSource(KvCacheIndexConfig.Source source, KvStreamOpener opener, @Nullable EventBus bus,
+                  BackendKvIndex index, KvSourceMetrics metrics, ScheduledExecutorService timer, int maxBlocks,
+                  int maxEventBytes) {
+        this.source = source;
+        this.opener = opener;
+        this.bus = bus;
+        this.index = index;
+        this.metrics = metrics;
+        this.timer = timer;
+        this.maxBlocks = maxBlocks;
+        this.maxEventBytes = maxEventBytes;
+    }
+
+    KvCacheIndexConfig.Source source() {
+        return source;
+    }
+
+    /** The ID of the last event applied, the resume point; null before the first. */
+    @Nullable Long lastEventId() {
+        return cursor;
+    }
+
+    synchronized KvSourceMetrics.@Nullable State state() {
+        return state;
+    }
+
+    synchronized void start() {
+        open();
+    }
+
+    /** Closes the stream and forgets what the backend held: nothing keeps that knowledge fresh any more. */
+    void stop() {
+        KvStreamOpener.Opened open;
+        synchronized (this) {
+            stopped = true;
+            generation++;
+            open = current;
+            current = null;
+            closeWake();
+            setState(null);
+        }
+        if (open != null) {
+            open.close().run();
+        }
+        index.clear(source.backend());
+    }
+
+    private void setState(KvSourceMetrics.@Nullable State next) {
+        metrics.state(state, next);
+        state = next;
+    }
+
+    private void closeWake() {
+        AutoCloseable wake = pendingWake;
+        pendingWake = null;
+        if (wake != null) {
+            try {
+                wake.close();
+            } catch (Exception e) {
+                // removing a listener from a list does not fail
+            }
+        }
+    }
+
+    private void open() {
+        if (stopped) {
+            return;
+        }
+        int gen = ++generation;
+        delivered = false;
+        setState(KvSourceMetrics.State.CONNECTING);
+        opener.open(source.backend(), cursor, new Consumer(gen)).whenComplete((opened, error) -> {
+            boolean late;
+            synchronized (this) {
+                late = stopped || gen != generation;
+                if (!late && error == null) {
+                    current = opened;
+                    setState(KvSourceMetrics.State.CONNECTED);
+                }
+            }
+            if (error != null) {
+                failed(gen, error);
+            } else if (late) {
+                opened.close().run();
+            } else {
+                opened.channel().closeFuture().addListener(f -> ended(gen, opened));
+            }
+        });
+    }
+
+    private synchronized void failed(int gen, Throwable error) {
+        if (stopped || gen != generation) {
+            return;
+        }
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof BusStreamException bus && bus.reason() == BusStreamException.Reason.NO_SESSION
+                && this.bus != null) {
+            // No kv-listener can carry it now: wait for the sessions to change, then try again.
+            setState(KvSourceMetrics.State.PENDING);
+            closeWake();
+            pendingWake = this.bus.onSessionsChanged(() -> timer.execute(() -> wake(gen)));
+            return;
+        }
+        LOG.warn("kv_cache_index source {}: cannot open its stream: {}", LogSafe.escape(source.backend()),
+                LogSafe.escape(String.valueOf(cause.getMessage())));
+        retry(backoff());
+    }
+
+    private synchronized void wake(int gen) {
+        if (!stopped && gen == generation && state == KvSourceMetrics.State.PENDING) {
+            closeWake();
+            open();
+        }
+    }
+
+    private synchronized void ended(int gen, KvStreamOpener.Opened opened) {
+        if (stopped || gen != generation) {
+            return;
+        }
+        current = null;
+        // A carrier that went away (a kv-listener drained or died) is not the stream's fault: reopen at the floor,
+        // on another session. Nor is the end of a stream that delivered events.
+        boolean fast = opened.carrierLost().getAsBoolean() || delivered;
+        retry(fast ? RECONNECT_FLOOR : backoff());
+    }
+
+    private Duration backoff() {
+        long nanos = Math.min(RECONNECT_CEILING.toNanos(), RECONNECT_FLOOR.toNanos() << Math.min(failures, 6));
+        failures++;
+        return Duration.ofNanos(nanos);
+    }
+
+    private void retry(Duration delay) {
+        setState(KvSourceMetrics.State.BACKOFF);
+        int gen = ++generation;
+        timer.schedule(() -> {
+            synchronized (this) {
+                if (!stopped && gen == generation) {
+                    open();
+                }
+            }
+        }, delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** Applies one parsed event; runs on the stream's event loop. */
+    private void apply(int gen, @Nullable String id, String data) {
+        if (gen != generation || stopped) {
+            return;
+        }
+        Long eventId = KvCacheEvent.eventId(id);
+        KvCacheEvent event = KvCacheEvent.parse(data);
+        Long last = cursor;
+        if (eventId != null && last != null && Long.compareUnsigned(eventId, last) <= 0
+                && (event == null || event.kind() != KvCacheEvent.Kind.CLEARED)) {
+            metrics.event(KvSourceMetrics.Result.DUPLICATE); // replayed after a resume
+            return;
+        }
+        if (event == null) {
+            // Received but unusable: a replay would not mend it, so the cursor moves past it.
+            advance(eventId);
+            metrics.event(KvSourceMetrics.Result.MALFORMED);
+            return;
+        }
+        String backend = source.backend();
+        switch (event.kind()) {
+            case STORED -> {
+                if (!index.store(backend, event.blockHashes(), maxBlocks)) {
+                    metrics.event(KvSourceMetrics.Result.OVER_CAPACITY);
+                    advance(eventId);
+                    return;
+                }
+            }
+            case REMOVED -> index.remove(backend, event.blockHashes());
+            case CLEARED -> index.clear(backend);
+        }
+        advance(eventId);
+        failures = 0;
+        delivered = true;
+        metrics.event(KvSourceMetrics.Result.APPLIED);
+    }
+
+    private void advance(@Nullable Long eventId) {
+        if (eventId != null) {
+            cursor = eventId;
+        }
+    }
+
+    /** The end of the pipeline: the SSE body's bytes, parsed and applied. */
+    private final class Consumer extends ChannelInboundHandlerAdapter implements SseParser.Listener {
+        private final int gen;
+        private final SseParser parser;
+
+        Consumer(int gen) {
+            this.gen = gen;
+            this.parser = new SseParser(maxEventBytes, this);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof ByteBuf bytes) {
+                    parser.feed(bytes);
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void event(@Nullable String id, String type, String data) {
+            apply(gen, id, data);
+        }
+
+        @Override
+        public void oversized() {
+            metrics.event(KvSourceMetrics.Result.OVERSIZED);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}

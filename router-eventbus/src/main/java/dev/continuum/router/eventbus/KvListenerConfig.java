@@ -1,0 +1,112 @@
+package dev.continuum.router.eventbus;
+
+import dev.continuum.router.core.config.ConfigNode;
+import dev.continuum.router.core.config.Problem;
+import dev.continuum.router.core.config.Problems;
+import dev.continuum.router.core.config.internal.TreeNode;
+import dev.continuum.router.eventbus.config.EventBusSection;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The kv-listener's configuration file (docs/event-bus.md, "The kv-listener"):
+ *
+ * <pre>
+ * bus:                                  # the same block as the event broker's
+ *   url: https://router.example.com:7443
+ *   client_id: kv-listener-a
+ *   token_file: /var/run/secrets/continuum-bus/token
+ *   tls: {ca: ..., cert: ..., key: ...}
+ *   drain_timeout: 10s
+ * sources:                              # 1..64, each backend in the entry's backends grant
+ *   - backend: vllm-1
+ *     url: http://vllm-1.dynamo:8000/kv/events
+ * </pre>
+ *
+ * Every problem names its field path; the token is never echoed.
+ *
+ * @param agent   how to reach and authenticate to the bus
+ * @param sources each announced backend's SSE URL, in file order
+ */
+public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources) {
+    public KvListenerConfig {
+        sources = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(sources));
+    }
+
+    public record Result(@Nullable KvListenerConfig config, List<Problem> problems) {
+    }
+
+    public static Result load(Path file, Map<String, String> environment) {
+        Problems problems = new Problems();
+        TreeNode root = EventBrokerConfig.read(file, environment, problems);
+        if (root == null) {
+            return new Result(null, problems.all());
+        }
+        KvListenerConfig config = bind(root, problems);
+        root.reportUnknownKeys();
+        return new Result(problems.hasErrors() ? null : config, problems.all());
+    }
+
+    static @Nullable KvListenerConfig bind(ConfigNode root, Problems problems) {
+        EventBrokerConfig.BusPart bus = EventBrokerConfig.bus(root.get("bus"), "this kv-listener's");
+        ConfigNode sourcesNode = root.get("sources");
+        List<ConfigNode> entries = sourcesNode.elements();
+        if (entries.isEmpty()) {
+            sourcesNode.error("none (expected: 1.." + EventBusSection.MAX_BACKENDS
+                    + " entries {backend, url}; hello must announce at least one)");
+        } else if (entries.size() > EventBusSection.MAX_BACKENDS) {
+            sourcesNode.error(entries.size() + " entries (expected: at most " + EventBusSection.MAX_BACKENDS + ")");
+        }
+        Map<String, URI> sources = new LinkedHashMap<>();
+        for (ConfigNode entry : entries) {
+            ConfigNode backendNode = entry.get("backend");
+            String backend = backendNode.asStringOrNull();
+            URI url = url(entry.get("url"));
+            if (backend == null || backend.isEmpty()
+                    || backend.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 128) {
+                backendNode.error((backend == null ? "missing" : Problems.render(backend))
+                        + " (expected: the backend's name, 1..128 bytes, as the router's backends[] and the grant name it)");
+            } else if (sources.containsKey(backend)) {
+                backendNode.error(Problems.render(backend) + " (expected: each backend once)");
+            } else if (url != null) {
+                sources.put(backend, url);
+            }
+        }
+        if (problems.hasErrors() || bus == null) {
+            return null;
+        }
+        return new KvListenerConfig(bus.settings(List.of()), sources);
+    }
+
+    /** Plain {@code http} only: the listener sits next to the backends in the cluster (TLS to them: not yet). */
+    private static @Nullable URI url(ConfigNode node) {
+        String text = node.asStringOrNull();
+        if (text == null) {
+            node.error("missing (expected: http://host:port/path of the backend's SSE KV-event stream)");
+            return null;
+        }
+        try {
+            URI uri = new URI(text.trim());
+            if ("https".equals(uri.getScheme())) {
+                node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://; TLS to a backend "
+                        + "is not supported by this build's kv-listener, which runs beside the backends)");
+                return null;
+            }
+            if (!"http".equals(uri.getScheme()) || uri.getHost() == null || uri.getRawUserInfo() != null
+                    || uri.getRawFragment() != null) {
+                node.error(Problems.render(Problems.maskUserInfo(text))
+                        + " (expected: http://host:port/path, no credentials or fragment)");
+                return null;
+            }
+            return uri;
+        } catch (URISyntaxException e) {
+            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://host:port/path)");
+            return null;
+        }
+    }
+}

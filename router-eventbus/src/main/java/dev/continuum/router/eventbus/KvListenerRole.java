@@ -1,0 +1,65 @@
+package dev.continuum.router.eventbus;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.handler.codec.http.HttpClientCodec;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The kv-listener: announces its backends and, for each {@code subscribe}, relays the SSE body of that backend's
+ * KV-event stream, resuming after the router's {@code last_event_id}. Only the announced backends' configured
+ * URLs are ever dialled, so the bus cannot reach anything else in the cluster.
+ */
+final class KvListenerRole implements AgentRole {
+    /** The HTTP response head of a backend is bounded like any untrusted input. */
+    static final int MAX_INITIAL_LINE = 4096;
+    static final int MAX_HEADER_BYTES = 16384;
+    static final int MAX_CHUNK_BYTES = 65536;
+
+    private final List<String> order;
+    private final Map<String, URI> sources;
+
+    /** @param sources each announced backend's SSE URL ({@code http://host:port/path}), in announcement order */
+    KvListenerRole(Map<String, URI> sources) {
+        this.order = List.copyOf(sources.keySet());
+        this.sources = Map.copyOf(sources);
+    }
+
+    @Override
+    public void describe(ObjectNode hello) {
+        hello.put("role", "kv_listener");
+        ArrayNode announced = hello.putArray("sources");
+        for (String backend : order) {
+            announced.addObject().put("backend", backend);
+        }
+    }
+
+    @Override
+    public Choice choose(JsonNode target) {
+        String kind = Hello.text(target.get("kind"));
+        String backend = Hello.text(target.get("backend"));
+        if (!"announced_source".equals(kind) || backend == null) {
+            return new Refusal("invalid_target", "a kv_listener relays announced_source targets only");
+        }
+        URI url = sources.get(backend);
+        if (url == null) {
+            return new Refusal("target_not_advertised", "this kv-listener does not announce that backend");
+        }
+        JsonNode last = target.get("last_event_id");
+        Long lastEventId = null;
+        if (last != null && !last.isNull()) {
+            if (!last.canConvertToLong() || !last.isIntegralNumber() || last.asLong() < 0) {
+                return new Refusal("invalid_target", "last_event_id: expected null or a u64");
+            }
+            lastEventId = last.asLong();
+        }
+        Long resume = lastEventId;
+        int port = url.getPort() == -1 ? 80 : url.getPort();
+        return new Upstream(url.getHost(), port, () -> List.of(
+                new HttpClientCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES),
+                new SseUpstream(url, port, resume)));
+    }
+}

@@ -1,0 +1,86 @@
+package dev.continuum.router.eventbus;
+
+import dev.continuum.router.core.logging.LogSafe;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.net.URI;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP/1.1 side of an SSE relay: sends {@code GET} with {@code Last-Event-ID} once connected, accepts only a
+ * {@code 200 text/event-stream} answer, and passes the body's bytes on as they come (the relay forwards them
+ * unparsed; the router parses and bounds them). The end of the body, or any other answer, closes the socket,
+ * which ends the relay.
+ */
+final class SseUpstream extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(SseUpstream.class);
+    static final String LAST_EVENT_ID = "Last-Event-ID";
+
+    private final URI url;
+    private final int port;
+    private final @Nullable Long lastEventId;
+    private boolean accepted;
+
+    SseUpstream(URI url, int port, @Nullable Long lastEventId) {
+        this.url = url;
+        this.port = port;
+        this.lastEventId = lastEventId;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        if (url.getRawQuery() != null) {
+            path += "?" + url.getRawQuery();
+        }
+        FullHttpRequest get = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path);
+        get.headers().set(HttpHeaderNames.HOST, url.getHost() + ":" + port)
+                .set(HttpHeaderNames.ACCEPT, HttpHeaderValues.TEXT_EVENT_STREAM)
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE);
+        if (lastEventId != null) {
+            get.headers().set(LAST_EVENT_ID, Long.toUnsignedString(lastEventId));
+        }
+        ctx.writeAndFlush(get);
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        try {
+            if (msg instanceof HttpResponse response) {
+                String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
+                accepted = response.status().equals(HttpResponseStatus.OK)
+                        && type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
+                if (!accepted) {
+                    LOG.warn("backend KV-event stream {} answered {} {}; not relayed", LogSafe.escape(url.toString()),
+                            response.status().code(), LogSafe.escape(type));
+                    ctx.close();
+                    return;
+                }
+            }
+            if (msg instanceof HttpContent content && accepted) {
+                if (content.content().isReadable()) {
+                    ctx.fireChannelRead(content.content().retain());
+                }
+                if (msg instanceof LastHttpContent) {
+                    ctx.close(); // the backend ended its stream; the router resumes through a new subscribe
+                }
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+}

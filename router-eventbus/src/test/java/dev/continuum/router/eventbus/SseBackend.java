@@ -1,0 +1,107 @@
+package dev.continuum.router.eventbus;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A real backend KV-event stream for tests: a JDK HTTP server whose {@code GET /kv/events} answers
+ * {@code text/event-stream} and sends every published event with its ID (1, 2, ...), after the request's
+ * {@code Last-Event-ID} when {@link #honorResume} is set (else from the start, as a backend that cannot replay
+ * would). Each connection waits on the server's monitor for new events; {@link #dropAll} cuts every open one.
+ */
+final class SseBackend implements AutoCloseable {
+    private final HttpServer server;
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final List<String> events = new CopyOnWriteArrayList<>();
+    /** The Last-Event-ID of each request, in order ("" when absent). */
+    final List<String> resumes = new CopyOnWriteArrayList<>();
+    private final Set<HttpExchange> open = ConcurrentHashMap.newKeySet();
+    volatile boolean honorResume = true;
+    private volatile boolean closed;
+
+    SseBackend() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        server.setExecutor(threads);
+        server.createContext("/kv/events", this::serve);
+        server.start();
+    }
+
+    URI url() {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/kv/events");
+    }
+
+    /** Publishes one event's JSON data; returns its ID. */
+    synchronized long publish(String json) {
+        events.add(json);
+        notifyAll();
+        return events.size();
+    }
+
+    int openStreams() {
+        return open.size();
+    }
+
+    /** Cuts every open stream (the connection closes mid-stream, as a backend restart or a network drop would). */
+    synchronized void dropAll() {
+        for (HttpExchange e : open) {
+            e.close();
+        }
+        open.clear();
+        notifyAll();
+    }
+
+    private void serve(HttpExchange exchange) throws IOException {
+        String last = exchange.getRequestHeaders().getFirst("Last-Event-ID");
+        resumes.add(last == null ? "" : last);
+        exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+        exchange.sendResponseHeaders(200, 0);
+        open.add(exchange);
+        int next = honorResume && last != null ? Integer.parseInt(last) : 0;
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(": connected\n\n".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            while (true) {
+                String data;
+                synchronized (this) {
+                    while (!closed && open.contains(exchange) && next >= events.size()) {
+                        wait();
+                    }
+                    if (closed || !open.contains(exchange)) {
+                        return;
+                    }
+                    data = events.get(next);
+                }
+                next++;
+                out.write(("id: " + next + "\r\ndata: " + data + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                out.flush();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // the client went away
+        } finally {
+            open.remove(exchange);
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            notifyAll();
+        }
+        server.stop(0);
+        threads.shutdownNow();
+    }
+}

@@ -1,0 +1,109 @@
+package dev.continuum.router.eventbus.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.LoadResult;
+import dev.continuum.router.core.config.Problem;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@code dynamo.kv_cache_index}: binding, errors with their field paths, and the three bus advisories. */
+class KvCacheIndexSectionTest {
+    private static final KvCacheIndexSection SECTION = new KvCacheIndexSection();
+    private static final String HASH = "sha256:" + "a".repeat(64);
+
+    private static LoadResult load(String yaml) {
+        return ConfigLoader.builder().dynamoSection(new EventBusSection()).dynamoSection(SECTION).build()
+                .loadString("backends: [{name: vllm-1, url: \"http://127.0.0.1:8000\"},"
+                        + " {name: vllm-2, url: \"http://127.0.0.1:8001\"}]\n" + yaml);
+    }
+
+    private static List<String> paths(List<Problem> problems) {
+        return problems.stream().map(Problem::path).toList();
+    }
+
+    @Test
+    void bindsDirectAndBusSources() {
+        LoadResult r = load("""
+                dynamo:
+                  enabled: true
+                  kv_cache_index:
+                    sources:
+                      - {backend: vllm-1, url: "http://vllm-1:8000/kv/events"}
+                      - {backend: vllm-2, transport: event_bus}
+                    max_event_bytes: 8KiB
+                  event_bus:
+                    enabled: true
+                    tls: {cert: /dev/null, key: /dev/null}
+                    brokers: [{id: kv-a, role: kv_listener, token_hash: "%s", backends: [vllm-2]}]
+                """.formatted(HASH));
+        KvCacheIndexConfig c = r.orThrow().dynamo().section(SECTION);
+        assertThat(c.sources()).containsExactly(
+                new KvCacheIndexConfig.Source("vllm-1", KvCacheIndexConfig.Transport.DIRECT,
+                        java.net.URI.create("http://vllm-1:8000/kv/events")),
+                new KvCacheIndexConfig.Source("vllm-2", KvCacheIndexConfig.Transport.EVENT_BUS, null));
+        assertThat(c.maxEventBytes()).isEqualTo(8192);
+        assertThat(paths(r.warnings())).doesNotContain("dynamo.kv_cache_index.sources[1].transport",
+                "dynamo.kv_cache_index.sources[1].backend");
+    }
+
+    @Test
+    void reportsEachBadFieldByItsPath() {
+        LoadResult r = load("""
+                dynamo:
+                  enabled: true
+                  kv_cache_index:
+                    sources:
+                      - {backend: vllm-1, transport: direct}
+                      - {backend: vllm-2, transport: zmq}
+                      - {backend: vllm-1, transport: event_bus}
+                      - {backend: vllm-9, transport: event_bus, url: "http://x:1/"}
+                      - {backend: vllm-3, url: "https://x:1/"}
+                    max_event_bytes: 10
+                """);
+        assertThat(paths(r.errors())).contains("dynamo.kv_cache_index.sources[0].url",
+                "dynamo.kv_cache_index.sources[1].transport", "dynamo.kv_cache_index.sources[2].backend",
+                "dynamo.kv_cache_index.sources[3].url", "dynamo.kv_cache_index.sources[4].url",
+                "dynamo.kv_cache_index.max_event_bytes");
+    }
+
+    @Test
+    void anUnknownBackendIsAnError() {
+        LoadResult r = load("""
+                dynamo:
+                  enabled: true
+                  kv_cache_index:
+                    sources: [{backend: nope, url: "http://x:1/"}]
+                """);
+        assertThat(paths(r.errors())).containsExactly("dynamo.kv_cache_index.sources[0].backend");
+    }
+
+    @Test
+    void aBusSourceWithoutTheBusWarns() {
+        LoadResult r = load("""
+                dynamo:
+                  enabled: true
+                  kv_cache_index:
+                    sources: [{backend: vllm-1, transport: event_bus}]
+                """);
+        assertThat(r.errors()).isEmpty();
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources[0].transport");
+    }
+
+    @Test
+    void anUngrantedBusSourceAndAnUnusedGrantWarn() {
+        LoadResult r = load("""
+                dynamo:
+                  enabled: true
+                  kv_cache_index:
+                    sources: [{backend: vllm-1, transport: event_bus}]
+                  event_bus:
+                    enabled: true
+                    tls: {cert: /dev/null, key: /dev/null}
+                    brokers: [{id: kv-a, role: kv_listener, token_hash: "%s", backends: [vllm-2]}]
+                """.formatted(HASH));
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources[0].backend",
+                "dynamo.event_bus.brokers[0].backends[0]");
+    }
+}
