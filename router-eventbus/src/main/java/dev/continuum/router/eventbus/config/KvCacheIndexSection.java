@@ -149,6 +149,11 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
         }
         Set<String> busSources = new HashSet<>();
         List<KvCacheIndexConfig.Source> sources = value.sources();
+        if (!sources.isEmpty()) {
+            // Said at every load so nobody mistakes the index for prefix-aware backend routing (docs/kv-routing.md).
+            problems.warning("dynamo.kv_cache_index.sources", "the backend KV cache index is kept and exported"
+                    + " (metrics) but does not steer backend selection in this build");
+        }
         for (int i = 0; i < sources.size(); i++) {
             KvCacheIndexConfig.Source s = sources.get(i);
             String path = "dynamo.kv_cache_index.sources[" + i + "]";

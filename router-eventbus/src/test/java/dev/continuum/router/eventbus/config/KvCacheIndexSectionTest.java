@@ -46,6 +46,8 @@ class KvCacheIndexSectionTest {
         assertThat(c.maxEventBytes()).isEqualTo(8192);
         assertThat(paths(r.warnings())).doesNotContain("dynamo.kv_cache_index.sources[1].transport",
                 "dynamo.kv_cache_index.sources[1].backend");
+        // The index does not steer selection yet: every load with sources says so.
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources");
     }
 
     @Test
