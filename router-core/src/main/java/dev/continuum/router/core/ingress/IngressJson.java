@@ -103,6 +103,16 @@ public final class IngressJson {
         out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
     }
 
+    /** Appends {@code n} as compact JSON to {@code out}. */
+    public static void writeJson(ByteBuf out, JsonNode n) {
+        try (OutputStream os = new ByteBufOutputStream(out);
+             JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+            JSON.writeTree(g, n);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing JSON to memory failed", e);
+        }
+    }
+
     /** The bytes of {@code event: <name>\ndata: }, the start of one SSE event (made once per event name). */
     public static byte[] eventStart(String name) {
         return ("event: " + name + "\ndata: ").getBytes(StandardCharsets.UTF_8);
@@ -131,6 +141,27 @@ public final class IngressJson {
         out.writeByte('"');
         out.writeCharSequence(value, StandardCharsets.UTF_8);
         out.writeByte('"');
+    }
+
+    /**
+     * Appends {@code value} as a JSON string byte for byte as a tree written by Jackson holds it: like
+     * {@link #writeJsonString}, except that a string with a surrogate pair (an emoji, say) goes through Jackson's
+     * generator, which escapes the pair as two {@code \\u} escapes where {@link #writeJsonString} writes its UTF-8.
+     * For events whose text the final response, a tree, repeats: the two spell it the same.
+     */
+    public static void writeJsonStringAsTree(ByteBuf out, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isSurrogate(value.charAt(i))) {
+                try (OutputStream os = new ByteBufOutputStream(out);
+                     JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+                    g.writeString(value);
+                } catch (IOException e) {
+                    throw new IllegalStateException("writing JSON to memory failed", e);
+                }
+                return;
+            }
+        }
+        writeJsonString(out, value);
     }
 
     /** Appends {@code n} (not negative) in decimal, without making a string. */
