@@ -23,8 +23,8 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * The stream converters of the Anthropic Messages and Responses ingresses, per upstream event: one whole stream
  * as the simulator's upstream sends it in {@code bench/ingress.sh} (16 text chunks, a finish chunk, a usage chunk,
- * {@code [DONE]}: {@value #EVENTS} events) through a fresh converter, every output buffer released as the relay's
- * write would. Reported per event ({@link OperationsPerInvocation}); {@code -prof gc} gives the bytes allocated
+ * {@code [DONE]}: {@value #EVENTS} events) through a fresh converter into one output buffer, as the relay gathers
+ * the events of one upstream read (the simulator's events arrive together). Reported per event ({@link OperationsPerInvocation}); {@code -prof gc} gives the bytes allocated
  * per event, the figure docs/benchmarks.md records.
  */
 @State(Scope.Thread)
@@ -33,6 +33,7 @@ import org.openjdk.jmh.infra.Blackhole;
 public class StreamConvertBenchmark {
     static final int EVENTS = 19;
     private static final int TOKENS = 16;
+    private static final int BATCH_BYTES = 4096;
 
     @Param({"messages", "responses"})
     public String wire = "messages"; // JMH assigns each @Param value before @Setup runs
@@ -63,13 +64,12 @@ public class StreamConvertBenchmark {
     @OperationsPerInvocation(EVENTS)
     public void stream(Blackhole bh) throws IngressConverter.InvalidResponse {
         IngressConverter.StreamConverter s = converter.newStream();
+        ByteBuf out = alloc.buffer(BATCH_BYTES); // as the relay's batch for the events of one upstream read
         for (ByteBuf e : events) {
-            ByteBuf out = s.event(e, alloc);
-            bh.consume(out.readableBytes());
-            out.release();
+            s.event(e, out);
         }
-        ByteBuf end = s.end(alloc);
-        bh.consume(end.readableBytes());
-        end.release();
+        s.end(out);
+        bh.consume(out.readableBytes());
+        out.release();
     }
 }

@@ -3,14 +3,13 @@ package dev.continuum.router.core.ingress;
 import dev.continuum.router.core.proxy.IngressConverter;
 import dev.continuum.router.core.proxy.IngressConverter.InvalidResponse;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What both stream converters share: an upstream chat-completion stream read chunk by chunk ({@link ChatChunk}),
  * {@code [DONE]} or the upstream's end finishing the client's stream once, an {@code {"error": ...}} event ending
- * it with the wire's error event, a converter that fails releasing what it wrote, each chunk taken apart in the same
+ * it with the wire's error event, each chunk taken apart in the same
  * order (start, text, tool-call fragments, finish reason and usage kept), and the slot (block or item index) of each
  * tool call, at most {@link #MAX_TOOL_CALLS} of them. Subclasses write the wire's events.
  */
@@ -19,7 +18,6 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     public static final int MAX_TOOL_CALLS = 128;
     /** No slot: a tool call not seen yet, or nothing open. */
     protected static final int NONE = -1;
-    private static final int OUT_BYTES = 256;
 
     private boolean started;
     private boolean done;
@@ -27,48 +25,39 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     private int[] toolSlots = new int[0];
 
     @Override
-    public final ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws InvalidResponse {
-        ByteBuf out = alloc.buffer(OUT_BYTES);
-        try {
-            if (done) {
-                return out;
-            }
-            if (isDoneMarker(data)) {
-                endStream(out);
-                return out;
-            }
-            ChatChunk chunk = ChatChunk.read(data, !started);
-            if (chunk.error()) {
-                // An error after the 200 head (the pin refused mid-stream, say): relayed as the stream's end.
-                done = true;
-                error(UpstreamError.of(500, data), out);
-                return out;
-            }
-            if (!started) {
-                started = true;
-                start(chunk, out);
-            }
-            if (!chunk.content().isEmpty()) {
-                text(chunk.content(), out);
-            }
-            for (int i = 0; i < chunk.toolCalls().size(); i++) {
-                toolCall(chunk.toolCalls().get(i), out);
-            }
-            keep(chunk);
-            return out;
-        } catch (InvalidResponse | RuntimeException e) {
-            out.release();
-            throw e;
+    public final void event(ByteBuf data, ByteBuf out) throws InvalidResponse {
+        if (done) {
+            return;
         }
+        if (isDoneMarker(data)) {
+            endStream(out);
+            return;
+        }
+        ChatChunk chunk = ChatChunk.read(data, !started);
+        if (chunk.error()) {
+            // An error after the 200 head (the pin refused mid-stream, say): relayed as the stream's end.
+            done = true;
+            error(UpstreamError.of(500, data), out);
+            return;
+        }
+        if (!started) {
+            started = true;
+            start(chunk, out);
+        }
+        if (!chunk.content().isEmpty()) {
+            text(chunk.content(), out);
+        }
+        for (int i = 0; i < chunk.toolCalls().size(); i++) {
+            toolCall(chunk.toolCalls().get(i), out);
+        }
+        keep(chunk);
     }
 
     @Override
-    public final ByteBuf end(ByteBufAllocator alloc) {
-        ByteBuf out = alloc.buffer(OUT_BYTES);
+    public final void end(ByteBuf out) {
         if (!done) {
             endStream(out); // an upstream that ended without [DONE]: still a complete answer for the client
         }
-        return out;
     }
 
     private void endStream(ByteBuf out) {

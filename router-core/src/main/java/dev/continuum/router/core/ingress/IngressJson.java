@@ -10,12 +10,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.ByteBufOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,8 +43,8 @@ public final class IngressJson {
     /** The client's body as a JSON object. */
     public static ObjectNode readRequest(ByteBuf body) throws IngressConverter.InvalidRequest {
         JsonNode n;
-        try (InputStream in = new ByteBufInputStream(body.duplicate())) {
-            n = JSON.readTree(in);
+        try {
+            n = readTree(body);
         } catch (IOException e) {
             throw new IngressConverter.InvalidRequest("The request body is not valid JSON.");
         }
@@ -57,8 +56,8 @@ public final class IngressJson {
 
     /** An upstream's JSON (an answer or one event's data). */
     public static JsonNode readResponse(ByteBuf body) throws IngressConverter.InvalidResponse {
-        try (InputStream in = new ByteBufInputStream(body.duplicate())) {
-            JsonNode n = JSON.readTree(in);
+        try {
+            JsonNode n = readTree(body);
             if (n == null || n.isMissingNode()) {
                 throw new IngressConverter.InvalidResponse("empty JSON");
             }
@@ -66,6 +65,20 @@ public final class IngressJson {
         } catch (IOException e) {
             throw new IngressConverter.InvalidResponse("invalid JSON");
         }
+    }
+
+    /**
+     * The tree of {@code body}'s readable bytes, parsed from a byte array (Jackson's fastest input): a heap buffer's
+     * own, a direct buffer's bytes copied out once.
+     */
+    private static JsonNode readTree(ByteBuf body) throws IOException {
+        int length = body.readableBytes();
+        if (body.hasArray()) {
+            return JSON.readTree(body.array(), body.arrayOffset() + body.readerIndex(), length);
+        }
+        byte[] bytes = new byte[length];
+        body.getBytes(body.readerIndex(), bytes);
+        return JSON.readTree(bytes);
     }
 
     /** Like {@link #readResponse}, null when the bytes are not JSON (error bodies may be anything). */
@@ -79,8 +92,9 @@ public final class IngressJson {
 
     public static ByteBuf write(JsonNode n, ByteBufAllocator alloc) {
         ByteBuf out = alloc.buffer(256);
-        try (OutputStream os = new ByteBufOutputStream(out)) {
-            JSON.writeValue(os, n);
+        try (OutputStream os = new ByteBufOutputStream(out);
+             JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+            writeNode(g, n);
         } catch (IOException e) {
             out.release();
             throw new IllegalStateException("writing JSON to memory failed", e);
@@ -96,11 +110,58 @@ public final class IngressJson {
         try (OutputStream os = new ByteBufOutputStream(out);
              JsonGenerator g = JSON.getFactory().createGenerator(os)) {
             // JSON never holds a raw line break, so the data stays on one line.
-            JSON.writeTree(g, data);
+            writeNode(g, data);
         } catch (IOException e) {
             throw new IllegalStateException("writing JSON to memory failed", e);
         }
         out.writeCharSequence("\n\n", StandardCharsets.US_ASCII);
+    }
+
+    /** Appends {@code n} as compact JSON to {@code out}. */
+    public static void writeJson(ByteBuf out, JsonNode n) {
+        try (OutputStream os = new ByteBufOutputStream(out);
+             JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+            writeNode(g, n);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing JSON to memory failed", e);
+        }
+    }
+
+    /**
+     * Writes a tree the ingresses built or read, byte for byte as the mapper would, without the mapper's per-call
+     * serializer context (its set-up costs about as much as writing a small answer): objects, arrays, strings,
+     * booleans, nulls, longs and doubles directly; any other value (a big or decimal number) through the mapper.
+     */
+    private static void writeNode(JsonGenerator g, JsonNode n) throws IOException {
+        switch (n.getNodeType()) {
+            case OBJECT -> {
+                g.writeStartObject();
+                for (Map.Entry<String, JsonNode> e : n.properties()) {
+                    g.writeFieldName(e.getKey());
+                    writeNode(g, e.getValue());
+                }
+                g.writeEndObject();
+            }
+            case ARRAY -> {
+                g.writeStartArray();
+                for (int i = 0; i < n.size(); i++) {
+                    writeNode(g, n.get(i));
+                }
+                g.writeEndArray();
+            }
+            case STRING -> g.writeString(n.textValue());
+            case BOOLEAN -> g.writeBoolean(n.booleanValue());
+            case NULL -> g.writeNull();
+            default -> {
+                if (n.isInt() || n.isLong()) {
+                    g.writeNumber(n.longValue());
+                } else if (n.isDouble()) {
+                    g.writeNumber(n.doubleValue());
+                } else {
+                    JSON.writeTree(g, n);
+                }
+            }
+        }
     }
 
     /** The bytes of {@code event: <name>\ndata: }, the start of one SSE event (made once per event name). */
@@ -131,6 +192,27 @@ public final class IngressJson {
         out.writeByte('"');
         out.writeCharSequence(value, StandardCharsets.UTF_8);
         out.writeByte('"');
+    }
+
+    /**
+     * Appends {@code value} as a JSON string byte for byte as a tree written by Jackson holds it: like
+     * {@link #writeJsonString}, except that a string with a surrogate pair (an emoji, say) goes through Jackson's
+     * generator, which escapes the pair as two {@code \\u} escapes where {@link #writeJsonString} writes its UTF-8.
+     * For events whose text the final response, a tree, repeats: the two spell it the same.
+     */
+    public static void writeJsonStringAsTree(ByteBuf out, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isSurrogate(value.charAt(i))) {
+                try (OutputStream os = new ByteBufOutputStream(out);
+                     JsonGenerator g = JSON.getFactory().createGenerator(os)) {
+                    g.writeString(value);
+                } catch (IOException e) {
+                    throw new IllegalStateException("writing JSON to memory failed", e);
+                }
+                return;
+            }
+        }
+        writeJsonString(out, value);
     }
 
     /** Appends {@code n} (not negative) in decimal, without making a string. */

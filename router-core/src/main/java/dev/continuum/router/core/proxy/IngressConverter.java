@@ -55,18 +55,21 @@ public interface IngressConverter {
     /**
      * One streamed answer, event by event. The proxy splits the upstream's {@code text/event-stream} into
      * events and hands each event's {@code data} (its data lines joined by {@code \n}, {@code [DONE]}
-     * included) in order.
+     * included) in order. What the converter writes goes into the proxy's buffer for the upstream read the
+     * event came in: the events of one read leave as one write, not one each.
      */
     interface StreamConverter {
         /**
-         * The bytes to send the client for one upstream event (complete SSE framing), or an empty buffer.
+         * Appends the bytes to send the client for one upstream event (complete SSE framing), or none, to
+         * {@code out}.
          *
-         * @throws InvalidResponse when the event cannot be converted: the stream is cut
+         * @throws InvalidResponse when the event cannot be converted: the stream is cut (and {@code out}, with
+         *                         whatever was appended, discarded)
          */
-        ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws InvalidResponse;
+        void event(ByteBuf data, ByteBuf out) throws InvalidResponse;
 
-        /** The bytes to send after the upstream's last event (may be empty). */
-        ByteBuf end(ByteBufAllocator alloc);
+        /** Appends the bytes to send after the upstream's last event (maybe none) to {@code out}. */
+        void end(ByteBuf out);
     }
 
     /** The client's body is not a request of this wire. */

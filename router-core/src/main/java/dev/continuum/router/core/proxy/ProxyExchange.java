@@ -411,6 +411,11 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     @Override
     public void onUpstreamReadComplete() {
         if (committed && !finished) {
+            ResponseRelay r = relay;
+            Attempt a = attempt;
+            if (r != null) {
+                r.endOfRead(a == null ? null : a.upstream()); // a converting relay's events of this read
+            }
             clientCh.flush();
         }
     }

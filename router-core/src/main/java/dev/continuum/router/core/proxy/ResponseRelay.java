@@ -30,7 +30,8 @@ import org.jspecify.annotations.Nullable;
  * {@code exceptionCaught} and the client connection closes), which spares a promise per relayed chunk.
  *
  * <p>Behind a converting ingress the body is rewritten on the way: a streamed 2xx event by event
- * ({@link SseEvents}, {@link IngressConverter.StreamConverter}); anything else is held (at most
+ * ({@link SseEvents}, {@link IngressConverter.StreamConverter}), the events converted from one upstream read
+ * gathered in one buffer and written once at the end of the read ({@link #endOfRead}); anything else is held (at most
  * {@link IngressConverter#MAX_BUFFERED_RESPONSE_BYTES}) and converted whole, its head written with it.
  * Buffers: each message given to {@link #relay} is written on (the write releases it) or released here.
  */
@@ -41,6 +42,8 @@ final class ResponseRelay {
     static final int DONE = 1;
     /** {@link #relay}: the answer cannot be completed; the client connection must be cut. */
     static final int ABORT = 2;
+    /** A batch's first size: a read's worth of converted token events (the pool grows it when more come). */
+    private static final int BATCH_BYTES = 4096;
 
     private final DefaultProxyService service;
     private final ClientExchange client;
@@ -58,6 +61,8 @@ final class ResponseRelay {
     private @Nullable SseEvents events;
     /** Made with {@link #events}: a relay that converts nothing allocates nothing for it. */
     private SseEvents.@Nullable Sink sink;
+    /** The converted events of the current upstream read, written at its end; null when none yet. */
+    private @Nullable ByteBuf batch;
 
     ResponseRelay(DefaultProxyService service, ClientExchange client, @Nullable IngressConverter converter) {
         this.service = service;
@@ -127,7 +132,7 @@ final class ResponseRelay {
             return hold(h, c);
         }
         if (events != null) {
-            return convertChunk(c, upstream);
+            return convertChunk(c);
         }
         if (c instanceof LastHttpContent) {
             lastWrite = clientCh.writeAndFlush(c);
@@ -138,7 +143,7 @@ final class ResponseRelay {
         return CONTINUE;
     }
 
-    private int convertChunk(HttpContent c, @Nullable Channel upstream) {
+    private int convertChunk(HttpContent c) {
         // Only called with events set, and the three are set together.
         SseEvents ev = Objects.requireNonNull(events);
         IngressConverter.StreamConverter sc = Objects.requireNonNull(stream);
@@ -155,20 +160,44 @@ final class ResponseRelay {
             c.release();
         }
         if (last) {
-            lastWrite = clientCh.writeAndFlush(new DefaultLastHttpContent(sc.end(clientCh.alloc())));
+            ByteBuf rest = batch();
+            batch = null;
+            sc.end(rest);
+            lastWrite = clientCh.writeAndFlush(new DefaultLastHttpContent(rest));
             return DONE;
         }
-        pauseIfFull(upstream);
-        return CONTINUE;
+        return CONTINUE; // the read's events go out at its end (endOfRead), where the client may fill up
     }
 
     private void writeEvent(ByteBuf data) throws IngressConverter.InvalidResponse {
         // The sink that calls this is made together with the stream.
-        ByteBuf out = Objects.requireNonNull(stream).event(data, clientCh.alloc());
-        if (out.isReadable()) {
-            clientCh.write(new DefaultHttpContent(out), clientCh.voidPromise());
+        Objects.requireNonNull(stream).event(data, batch());
+    }
+
+    private ByteBuf batch() {
+        ByteBuf b = batch;
+        if (b == null) {
+            b = clientCh.alloc().buffer(BATCH_BYTES);
+            batch = b;
+        }
+        return b;
+    }
+
+    /**
+     * The upstream read ended (the caller flushes next): the events converted from it are written as one
+     * message, and the upstream paused if that filled the client. Nothing to do for a relay that converts nothing.
+     */
+    void endOfRead(@Nullable Channel upstream) {
+        ByteBuf b = batch;
+        if (b == null) {
+            return;
+        }
+        batch = null;
+        if (b.isReadable()) {
+            clientCh.write(new DefaultHttpContent(b), clientCh.voidPromise());
+            pauseIfFull(upstream);
         } else {
-            out.release();
+            b.release();
         }
     }
 
@@ -244,6 +273,11 @@ final class ResponseRelay {
     /** Releases what a relay that will not finish still holds. */
     void close() {
         discardHeld();
+        ByteBuf b = batch;
+        batch = null;
+        if (b != null) {
+            b.release();
+        }
         SseEvents ev = events;
         events = null;
         if (ev != null) {

@@ -63,9 +63,9 @@ final class EchoWireConverter implements IngressConverter {
             private int pieces;
 
             @Override
-            public ByteBuf event(ByteBuf data, ByteBufAllocator alloc) throws InvalidResponse {
+            public void event(ByteBuf data, ByteBuf out) throws InvalidResponse {
                 if (data.toString(StandardCharsets.UTF_8).equals("[DONE]")) {
-                    return Unpooled.EMPTY_BUFFER;
+                    return;
                 }
                 JsonNode chunk = read(data);
                 JsonNode text = chunk == null ? null : chunk.path("choices").path(0).path("delta").get("content");
@@ -73,12 +73,12 @@ final class EchoWireConverter implements IngressConverter {
                     throw new InvalidResponse("not a chat chunk");
                 }
                 pieces++;
-                return sse("piece", JSON.createObjectNode().put("text", text.asText()));
+                out.writeBytes(sse("piece", JSON.createObjectNode().put("text", text.asText())));
             }
 
             @Override
-            public ByteBuf end(ByteBufAllocator alloc) {
-                return sse("end", JSON.createObjectNode().put("pieces", pieces));
+            public void end(ByteBuf out) {
+                out.writeBytes(sse("end", JSON.createObjectNode().put("pieces", pieces)));
             }
         };
     }
@@ -103,10 +103,10 @@ final class EchoWireConverter implements IngressConverter {
         return "application/json";
     }
 
-    private static ByteBuf sse(String event, JsonNode data) {
+    private static byte[] sse(String event, JsonNode data) {
         try {
-            return Unpooled.wrappedBuffer(("event: " + event + "\ndata: " + JSON.writeValueAsString(data) + "\n\n")
-                    .getBytes(StandardCharsets.UTF_8));
+            return ("event: " + event + "\ndata: " + JSON.writeValueAsString(data) + "\n\n")
+                    .getBytes(StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

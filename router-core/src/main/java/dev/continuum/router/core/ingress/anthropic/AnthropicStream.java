@@ -17,8 +17,10 @@ import org.jspecify.annotations.Nullable;
  * ends the stream.
  *
  * <p>State is bounded: a few scalars and the block index of each tool call, at most {@link #MAX_TOOL_CALLS} of
- * them (more cut the stream); nothing of the text is held. The per-token deltas are written from constant bytes
- * around the token, without a tree or an intermediate string.
+ * them (more cut the stream); nothing of the text is held. Every event but a tool call's block start and an
+ * upstream error (rare, and built as trees) is written from constant bytes around its few values, without a tree or
+ * an intermediate string: the deltas once per token, and the fixed events around them once per stream each, which
+ * through trees cost about as much as all the deltas of a short answer.
  */
 final class AnthropicStream extends ChatStreamConverter {
     private static final byte[] DELTA_EVENT = IngressJson.eventStart("content_block_delta");
@@ -27,6 +29,29 @@ final class AnthropicStream extends ChatStreamConverter {
     private static final byte[] JSON_DELTA =
             IngressJson.utf8(",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
     private static final byte[] DELTA_END = IngressJson.utf8("}}\n\n");
+    private static final byte[] EVENT_END = IngressJson.utf8("}\n\n");
+    private static final byte[] MESSAGE_START = IngressJson.utf8("event: message_start\ndata: "
+            + "{\"type\":\"message_start\",\"message\":{\"id\":");
+    private static final byte[] MESSAGE_MODEL = IngressJson.utf8(",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+    /** The rest of {@code message_start}, and {@code ping}. */
+    private static final byte[] MESSAGE_START_END = IngressJson.utf8(",\"content\":[],\"stop_reason\":null,"
+            + "\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n"
+            + "event: ping\ndata: {\"type\":\"ping\"}\n\n");
+    private static final byte[] TEXT_BLOCK_START = IngressJson.utf8("event: content_block_start\ndata: "
+            + "{\"type\":\"content_block_start\",\"index\":");
+    private static final byte[] TEXT_BLOCK_START_END =
+            IngressJson.utf8(",\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+    private static final byte[] BLOCK_STOP = IngressJson.utf8("event: content_block_stop\ndata: "
+            + "{\"type\":\"content_block_stop\",\"index\":");
+    private static final byte[] MESSAGE_DELTA = IngressJson.utf8("event: message_delta\ndata: "
+            + "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
+    private static final byte[] STOP_SEQUENCE = IngressJson.utf8(",\"stop_sequence\":");
+    private static final byte[] NULL = IngressJson.utf8("null");
+    private static final byte[] INPUT_TOKENS = IngressJson.utf8("},\"usage\":{\"input_tokens\":");
+    private static final byte[] OUTPUT_TOKENS = IngressJson.utf8(",\"output_tokens\":");
+    /** The end of {@code message_delta}, and {@code message_stop}. */
+    private static final byte[] MESSAGE_END = IngressJson.utf8("}}\n\n"
+            + "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
 
     /** The open block's index, or {@link #NONE}. */
     private int open = NONE;
@@ -60,19 +85,11 @@ final class AnthropicStream extends ChatStreamConverter {
 
     @Override
     protected void start(@Nullable ChatChunk first, ByteBuf out) {
-        ObjectNode message = IngressJson.object();
-        message.put("id", AnthropicResponses.messageId(first == null ? "" : first.id()));
-        message.put("type", "message");
-        message.put("role", "assistant");
-        message.put("model", first == null ? "" : first.model());
-        message.putArray("content");
-        message.putNull("stop_reason");
-        message.putNull("stop_sequence");
-        message.putObject("usage").put("input_tokens", 0).put("output_tokens", 0);
-        ObjectNode ev = IngressJson.object().put("type", "message_start");
-        ev.set("message", message);
-        IngressJson.writeEvent(out, "message_start", ev);
-        IngressJson.writeEvent(out, "ping", IngressJson.object().put("type", "ping"));
+        out.writeBytes(MESSAGE_START);
+        IngressJson.writeJsonString(out, AnthropicResponses.messageId(first == null ? "" : first.id()));
+        out.writeBytes(MESSAGE_MODEL);
+        IngressJson.writeJsonString(out, first == null ? "" : first.model());
+        out.writeBytes(MESSAGE_START_END);
     }
 
     @Override
@@ -81,9 +98,9 @@ final class AnthropicStream extends ChatStreamConverter {
             closeBlock(out);
             open = nextBlock++;
             openTool = NONE;
-            ObjectNode ev = IngressJson.object().put("type", "content_block_start").put("index", open);
-            ev.putObject("content_block").put("type", "text").put("text", "");
-            IngressJson.writeEvent(out, "content_block_start", ev);
+            out.writeBytes(TEXT_BLOCK_START);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(TEXT_BLOCK_START_END);
         }
         delta(out, TEXT_DELTA, text);
     }
@@ -127,8 +144,9 @@ final class AnthropicStream extends ChatStreamConverter {
 
     private void closeBlock(ByteBuf out) {
         if (open != NONE) {
-            IngressJson.writeEvent(out, "content_block_stop",
-                    IngressJson.object().put("type", "content_block_stop").put("index", open));
+            out.writeBytes(BLOCK_STOP);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(EVENT_END);
             open = NONE;
             openTool = NONE;
         }
@@ -137,14 +155,20 @@ final class AnthropicStream extends ChatStreamConverter {
     @Override
     protected void finish(ByteBuf out) {
         closeBlock(out);
-        ObjectNode choice = IngressJson.object().put("finish_reason", finishReason);
-        if (matchedStop != null) {
-            choice.put("stop_reason", matchedStop);
+        String stop = matchedStop;
+        String reason = StopReasons.reason(finishReason, stop != null, sawToolCall);
+        out.writeBytes(MESSAGE_DELTA);
+        IngressJson.writeJsonString(out, reason);
+        out.writeBytes(STOP_SEQUENCE);
+        if (stop != null && reason.equals(StopReasons.STOP_SEQUENCE)) {
+            IngressJson.writeJsonString(out, stop);
+        } else {
+            out.writeBytes(NULL);
         }
-        ObjectNode ev = IngressJson.object().put("type", "message_delta");
-        StopReasons.put(ev.putObject("delta"), choice, sawToolCall);
-        ev.putObject("usage").put("input_tokens", inputTokens).put("output_tokens", outputTokens);
-        IngressJson.writeEvent(out, "message_delta", ev);
-        IngressJson.writeEvent(out, "message_stop", IngressJson.object().put("type", "message_stop"));
+        out.writeBytes(INPUT_TOKENS);
+        IngressJson.writeDecimal(out, inputTokens);
+        out.writeBytes(OUTPUT_TOKENS);
+        IngressJson.writeDecimal(out, outputTokens);
+        out.writeBytes(MESSAGE_END);
     }
 }

@@ -21,8 +21,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The ".done" events and the final response repeat what was streamed, so the text and arguments are held:
  * at most {@link IngressConverter#MAX_BUFFERED_RESPONSE_BYTES} characters in all (a longer answer cuts the
- * stream), and at most {@link #MAX_TOOL_CALLS} tool calls. The per-token deltas are written from constant bytes
- * around the token (the open item's ID made into bytes once), without a tree or an intermediate string.
+ * stream), and at most {@link #MAX_TOOL_CALLS} tool calls. The per-token deltas, and a message item's events
+ * around them (added, part added, text done, part done, item done), are written from constant bytes around their
+ * values (the open item's ID made into bytes once), without a tree or an intermediate string; the two opening
+ * events share one written copy of the response. Tool-call items, errors and the final response are built as trees.
  */
 final class ResponsesStream extends ChatStreamConverter {
     private static final byte[] TEXT_DELTA = IngressJson.utf8("event: response.output_text.delta\ndata: "
@@ -35,6 +37,32 @@ final class ResponsesStream extends ChatStreamConverter {
     private static final byte[] ARGS_DELTA_VALUE = IngressJson.utf8(",\"delta\":");
     private static final byte[] ARGS_DELTA_SEQUENCE = IngressJson.utf8(",\"sequence_number\":");
     private static final byte[] EVENT_END = IngressJson.utf8("}\n\n");
+    private static final byte[] CREATED = IngressJson.utf8("event: response.created\ndata: "
+            + "{\"type\":\"response.created\",\"response\":");
+    private static final byte[] IN_PROGRESS = IngressJson.utf8("event: response.in_progress\ndata: "
+            + "{\"type\":\"response.in_progress\",\"response\":");
+    private static final byte[] SEQUENCE = IngressJson.utf8(",\"sequence_number\":");
+    private static final byte[] MESSAGE_ADDED = IngressJson.utf8("event: response.output_item.added\ndata: "
+            + "{\"type\":\"response.output_item.added\",\"output_index\":");
+    private static final byte[] MESSAGE_ITEM = IngressJson.utf8(",\"item\":{\"type\":\"message\",\"id\":\"");
+    private static final byte[] MESSAGE_ADDED_END = IngressJson.utf8("\",\"status\":\"in_progress\","
+            + "\"role\":\"assistant\",\"content\":[]}");
+    private static final byte[] PART_ADDED = IngressJson.utf8("event: response.content_part.added\ndata: "
+            + "{\"type\":\"response.content_part.added\",\"item_id\":\"");
+    private static final byte[] PART_INDEX = IngressJson.utf8(",\"content_index\":0,\"part\":");
+    private static final byte[] EMPTY_PART = IngressJson.utf8("{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[]}");
+    private static final byte[] TEXT_DONE = IngressJson.utf8("event: response.output_text.done\ndata: "
+            + "{\"type\":\"response.output_text.done\",\"item_id\":\"");
+    private static final byte[] TEXT_DONE_VALUE = IngressJson.utf8(",\"content_index\":0,\"text\":");
+    private static final byte[] PART_DONE = IngressJson.utf8("event: response.content_part.done\ndata: "
+            + "{\"type\":\"response.content_part.done\",\"item_id\":\"");
+    private static final byte[] PART_TEXT = IngressJson.utf8("{\"type\":\"output_text\",\"text\":");
+    private static final byte[] PART_TEXT_END = IngressJson.utf8(",\"annotations\":[]}");
+    private static final byte[] MESSAGE_DONE = IngressJson.utf8("event: response.output_item.done\ndata: "
+            + "{\"type\":\"response.output_item.done\",\"output_index\":");
+    private static final byte[] MESSAGE_DONE_STATUS = IngressJson.utf8("\",\"status\":\"completed\","
+            + "\"role\":\"assistant\",\"content\":[");
+    private static final byte[] MESSAGE_DONE_END = IngressJson.utf8("]}");
 
     private long sequence;
     private String id = "resp_continuum";
@@ -85,9 +113,22 @@ final class ResponsesStream extends ChatStreamConverter {
         id = ResponseObjects.responseId(chunk == null ? "" : chunk.id());
         createdAt = chunk == null ? 0 : chunk.created();
         model = chunk == null ? "" : chunk.model();
-        ObjectNode r = ResponseObjects.response(id, createdAt, model, "in_progress");
-        emit(out, withResponse("response.created", r));
-        emit(out, withResponse("response.in_progress", r));
+        out.writeBytes(CREATED);
+        int from = out.writerIndex();
+        IngressJson.writeJson(out, ResponseObjects.response(id, createdAt, model, "in_progress"));
+        int length = out.writerIndex() - from;
+        endEvent(out);
+        out.writeBytes(IN_PROGRESS);
+        out.ensureWritable(length);
+        out.writeBytes(out, from, length); // the same response, written once (an earlier range of the buffer)
+        endEvent(out);
+    }
+
+    /** {@code ,"sequence_number":n}, the event's end, and the blank line. */
+    private void endEvent(ByteBuf out) {
+        out.writeBytes(SEQUENCE);
+        IngressJson.writeDecimal(out, sequence++);
+        out.writeBytes(EVENT_END);
     }
 
     private static ObjectNode withResponse(String type, ObjectNode response) {
@@ -117,13 +158,14 @@ final class ResponsesStream extends ChatStreamConverter {
         if (open == NONE || openTool != NONE) {
             closeItem(out);
             open(NONE);
-            ObjectNode added = IngressJson.object().put("type", "response.output_item.added").put("output_index", open);
-            added.set("item", ResponseObjects.message(openItemId, "in_progress", ""));
-            emit(out, added);
-            ObjectNode part = IngressJson.object().put("type", "response.content_part.added")
-                    .put("item_id", openItemId).put("output_index", open).put("content_index", 0);
-            part.set("part", ResponseObjects.textPart(""));
-            emit(out, part);
+            out.writeBytes(MESSAGE_ADDED);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(MESSAGE_ITEM).writeBytes(openItemIdBytes).writeBytes(MESSAGE_ADDED_END);
+            endEvent(out);
+            out.writeBytes(PART_ADDED).writeBytes(openItemIdBytes).writeBytes(OUTPUT_INDEX);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(PART_INDEX).writeBytes(EMPTY_PART);
+            endEvent(out);
         }
         hold(text.length());
         openText.append(text);
@@ -177,24 +219,34 @@ final class ResponsesStream extends ChatStreamConverter {
         }
         String itemId = openItemId;
         String text = openText.toString();
-        ObjectNode item;
         if (openTool == NONE) {
-            emit(out, IngressJson.object().put("type", "response.output_text.done").put("item_id", itemId)
-                    .put("output_index", open).put("content_index", 0).put("text", text));
-            ObjectNode part = IngressJson.object().put("type", "response.content_part.done").put("item_id", itemId)
-                    .put("output_index", open).put("content_index", 0);
-            part.set("part", ResponseObjects.textPart(text));
-            emit(out, part);
-            item = ResponseObjects.message(itemId, "completed", text);
+            out.writeBytes(TEXT_DONE).writeBytes(openItemIdBytes).writeBytes(OUTPUT_INDEX);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(TEXT_DONE_VALUE);
+            IngressJson.writeJsonStringAsTree(out, text);
+            endEvent(out);
+            out.writeBytes(PART_DONE).writeBytes(openItemIdBytes).writeBytes(OUTPUT_INDEX);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(PART_INDEX).writeBytes(PART_TEXT);
+            IngressJson.writeJsonStringAsTree(out, text);
+            out.writeBytes(PART_TEXT_END);
+            endEvent(out);
+            out.writeBytes(MESSAGE_DONE);
+            IngressJson.writeDecimal(out, open);
+            out.writeBytes(MESSAGE_ITEM).writeBytes(openItemIdBytes).writeBytes(MESSAGE_DONE_STATUS).writeBytes(PART_TEXT);
+            IngressJson.writeJsonStringAsTree(out, text);
+            out.writeBytes(PART_TEXT_END).writeBytes(MESSAGE_DONE_END);
+            endEvent(out);
+            output.set(open, ResponseObjects.message(itemId, "completed", text));
         } else {
             emit(out, IngressJson.object().put("type", "response.function_call_arguments.done").put("item_id", itemId)
                     .put("output_index", open).put("arguments", text));
-            item = ResponseObjects.functionCall(itemId, openCallId, openName, text, "completed");
+            ObjectNode item = ResponseObjects.functionCall(itemId, openCallId, openName, text, "completed");
+            ObjectNode ev = IngressJson.object().put("type", "response.output_item.done").put("output_index", open);
+            ev.set("item", item);
+            emit(out, ev);
+            output.set(open, item);
         }
-        ObjectNode ev = IngressJson.object().put("type", "response.output_item.done").put("output_index", open);
-        ev.set("item", item);
-        emit(out, ev);
-        output.set(open, item);
         open = NONE;
         openTool = NONE;
         openText.setLength(0);

@@ -23,14 +23,16 @@ class AnthropicStreamTest {
     /** Feeds {@code data} events and the end; returns "event name data" strings. */
     private static List<String> run(IngressConverter.StreamConverter s, String... data) throws Exception {
         StringBuilder all = new StringBuilder();
-        for (String d : data) {
-            ByteBuf out = s.event(Unpooled.copiedBuffer(d, StandardCharsets.UTF_8), ALLOC);
+        ByteBuf out = ALLOC.buffer();
+        try {
+            for (String d : data) {
+                s.event(Unpooled.copiedBuffer(d, StandardCharsets.UTF_8), out);
+            }
+            s.end(out);
             all.append(out.toString(StandardCharsets.UTF_8));
+        } finally {
             out.release();
         }
-        ByteBuf end = s.end(ALLOC);
-        all.append(end.toString(StandardCharsets.UTF_8));
-        end.release();
         List<String> events = new ArrayList<>();
         for (String e : all.toString().split("\n\n")) {
             String[] lines = e.split("\n");

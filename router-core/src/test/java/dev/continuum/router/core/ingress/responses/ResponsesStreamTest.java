@@ -21,14 +21,16 @@ class ResponsesStreamTest {
     private static List<JsonNode> run(String... data) throws Exception {
         ResponsesStream s = new ResponsesStream();
         StringBuilder all = new StringBuilder();
-        for (String d : data) {
-            ByteBuf out = s.event(Unpooled.copiedBuffer(d, StandardCharsets.UTF_8), ByteBufAllocator.DEFAULT);
+        ByteBuf out = ByteBufAllocator.DEFAULT.buffer();
+        try {
+            for (String d : data) {
+                s.event(Unpooled.copiedBuffer(d, StandardCharsets.UTF_8), out);
+            }
+            s.end(out);
             all.append(out.toString(StandardCharsets.UTF_8));
+        } finally {
             out.release();
         }
-        ByteBuf end = s.end(ByteBufAllocator.DEFAULT);
-        all.append(end.toString(StandardCharsets.UTF_8));
-        end.release();
         List<JsonNode> events = new ArrayList<>();
         for (String e : all.toString().split("\n\n")) {
             String[] lines = e.split("\n");
@@ -73,18 +75,17 @@ class ResponsesStreamTest {
         String[] tokens = {"plain ", "quote \\\" and backslash \\\\ ", "line\\nbreak\\t", "caf\u00e9 \ud83d\ude00 ", "\\u0001"};
         ResponsesStream s = new ResponsesStream();
         StringBuilder all = new StringBuilder();
+        ByteBuf out = ByteBufAllocator.DEFAULT.buffer();
         for (String t : tokens) {
             String data = "{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + t + "\"}}]}";
             byte[] bytes = data.getBytes(StandardCharsets.UTF_8);
             ByteBuf direct = ByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
-            ByteBuf out = s.event(direct, ByteBufAllocator.DEFAULT);
+            s.event(direct, out);
             direct.release();
-            all.append(out.toString(StandardCharsets.UTF_8));
-            out.release();
         }
-        ByteBuf end = s.end(ByteBufAllocator.DEFAULT);
-        all.append(end.toString(StandardCharsets.UTF_8));
-        end.release();
+        s.end(out);
+        all.append(out.toString(StandardCharsets.UTF_8));
+        out.release();
         StringBuilder deltas = new StringBuilder();
         String done = null;
         for (String e : all.toString().split("\n\n")) {
