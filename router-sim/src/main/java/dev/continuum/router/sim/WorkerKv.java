@@ -137,6 +137,24 @@ final class WorkerKv implements AutoCloseable {
         return prefillEnd[rank];
     }
 
+    /**
+     * The prompt tokens {@code rank} still has to prefill at {@code now}: its prefill queue's remaining time
+     * over the cost per token (a fixed prefill cost counts as the tokens it would take; none in the replay).
+     * What {@code active_prefill_tokens} reports when {@link SimKv#reportPrefillBacklog()} is on.
+     */
+    synchronized long pendingPrefillTokens(int rank, long now) {
+        long end = prefillEnd[rank]; // Long.MIN_VALUE before the first prefill: compare, never subtract
+        long perToken = options.prefillPerToken().toNanos();
+        if (end <= now) {
+            return 0;
+        }
+        return perToken <= 0 ? 0 : (end - now + perToken - 1) / perToken;
+    }
+
+    boolean reportsPrefillBacklog() {
+        return options.reportPrefillBacklog();
+    }
+
     /** Blocks cached on {@code rank}. */
     synchronized int cachedBlocks(int rank) {
         return caches[rank].size();

@@ -77,6 +77,25 @@ class WorkerKvTest {
     }
 
     @Test
+    void thePendingPrefillTokensAreTheRanksRemainingPrefillOverTheCostPerToken() {
+        SimKv reporting = new SimKv(Path.of("tokenizer.json"), null, Duration.ZERO, Duration.ofNanos(1_000), true);
+        try (WorkerKv w = new WorkerKv(zmq, 77, 4242, 2, BLOCK, 1000, reporting, Runnable::run)) {
+            assertThat(w.reportsPrefillBacklog()).isTrue();
+            assertThat(w.pendingPrefillTokens(0, 0)).isZero(); // never prefilled
+            w.serve(0, tokens(0, 400), 0); // 400 uncached tokens: busy until 400 µs
+            w.serve(0, tokens(0, 400), 0); // cached: adds nothing
+            w.serve(0, tokens(1000, 200), 100_000); // queued behind: busy until 600 µs
+            assertThat(w.pendingPrefillTokens(0, 100_000)).isEqualTo(500);
+            assertThat(w.pendingPrefillTokens(0, 599_500)).isEqualTo(1); // a started token counts
+            assertThat(w.pendingPrefillTokens(0, 600_000)).isZero();
+            assertThat(w.pendingPrefillTokens(1, 100_000)).isZero(); // the other rank's queue
+        }
+        try (WorkerKv w = worker(1, 1000)) {
+            assertThat(w.reportsPrefillBacklog()).isFalse();
+        }
+    }
+
+    @Test
     void storedRemovedOnEvictionAndClearedReachALibzmqSubscriberInOrder() throws Exception {
         try (WorkerKv w = worker(2, 4); PythonKvEvents sub = PythonKvEvents.subscribe(w.endpoint())) {
             await().atMost(Duration.ofSeconds(20)).until(sub::ready);
