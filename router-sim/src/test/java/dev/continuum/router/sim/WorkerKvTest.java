@@ -89,6 +89,14 @@ class WorkerKvTest {
             assertThat(w.pendingPrefillTokens(0, 599_500)).isEqualTo(1); // a started token counts
             assertThat(w.pendingPrefillTokens(0, 600_000)).isZero();
             assertThat(w.pendingPrefillTokens(1, 100_000)).isZero(); // the other rank's queue
+            // Accepted and still being tokenized: its estimate counts until it is served, then its real prefill.
+            w.announce(1, 300);
+            w.announce(1, 50);
+            assertThat(w.pendingPrefillTokens(1, 700_000)).isEqualTo(350);
+            w.serve(1, tokens(0, 280), 700_000, 300);
+            assertThat(w.pendingPrefillTokens(1, 700_000)).isEqualTo(50 + 280);
+            w.withdraw(1, 50);
+            assertThat(w.pendingPrefillTokens(1, 980_000)).isZero();
         }
         try (WorkerKv w = worker(1, 1000)) {
             assertThat(w.reportsPrefillBacklog()).isFalse();
