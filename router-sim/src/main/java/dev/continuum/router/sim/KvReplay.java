@@ -242,8 +242,10 @@ public final class KvReplay {
 
     /**
      * The hit-rate oracle of issue 14: the worker whose cache (the simulator's own, read at send time) holds the
-     * longest prefix of {@code tokens}; ties go to the worker whose prefill queue empties first. It maximises
-     * each request's hit, not the fleet's balance: prompts sharing a popular prefix all land on one worker.
+     * longest prefix of {@code tokens}; ties go to the worker with the least prefill work queued, counting the
+     * requests it accepted that the simulator is still tokenizing ({@link WorkerKv#pendingPrefillTokens}):
+     * reading only the served queue, every tie went to the first worker whenever tokenizing lagged behind
+     * the sends. It maximises each request's hit, not the fleet's balance.
      */
     static SimWorker longestPrefix(List<SimWorker> workers, int[] tokens, long now) {
         SimWorker best = workers.get(0);
@@ -252,8 +254,7 @@ public final class KvReplay {
         for (SimWorker w : workers) {
             WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
             int blocks = kv.cachedPrefix(0, tokens);
-            long end = kv.prefillEnd(0); // Long.MIN_VALUE before the first prefill: compare, never subtract
-            long wait = end > now ? end - now : 0;
+            long wait = kv.pendingPrefillTokens(0, now);
             if (blocks > bestBlocks || (blocks == bestBlocks && wait < bestWait)) {
                 best = w;
                 bestBlocks = blocks;
@@ -265,8 +266,8 @@ public final class KvReplay {
 
     /**
      * The TTFT oracle: the worker whose simulated time to first token for {@code tokens} is lowest, from the
-     * simulator's own caches and prefill queues (its wait, plus the prompt's uncached tokens at the fleet's cost
-     * per token); ties go to the longer cached prefix. Greedy per request: it can still fill a queue that a
+     * simulator's own caches and prefill queues (its queued prefill tokens, those still being tokenized by their
+     * estimate, plus the prompt's uncached tokens, at the fleet's cost per token); ties go to the longer cached prefix. Greedy per request: it can still fill a queue that a
      * later request would have wanted.
      */
     static SimWorker lowestTtft(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
@@ -277,8 +278,8 @@ public final class KvReplay {
             WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
             int blocks = kv.cachedPrefix(0, tokens);
             long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
-            long end = kv.prefillEnd(0); // Long.MIN_VALUE before the first prefill: compare, never subtract
-            long cost = (end > now ? end - now : 0) + perTokenNanos * uncached;
+            // The queued work in tokens, including accepted requests still being tokenized (as the oracle).
+            long cost = perTokenNanos * (kv.pendingPrefillTokens(0, now) + uncached);
             if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
                 best = w;
                 bestCost = cost;
