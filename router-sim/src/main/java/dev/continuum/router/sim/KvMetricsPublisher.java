@@ -1,5 +1,6 @@
 package dev.continuum.router.sim;
 
+import org.jspecify.annotations.Nullable;
 import org.zeromq.ZContext;
 
 /**
@@ -31,8 +32,9 @@ final class KvMetricsPublisher implements AutoCloseable {
     }
 
     /** Publishes one sample; a subscriber that is not connected yet simply misses it, as with upstream. */
-    void publish(long workerId, int dpRank, long activeDecodeBlocks, long kvUsedBlocks) {
-        events.publish(activeLoad(workerId, dpRank, activeDecodeBlocks, kvUsedBlocks));
+    void publish(long workerId, int dpRank, long activeDecodeBlocks, @Nullable Long activePrefillTokens,
+            long kvUsedBlocks) {
+        events.publish(activeLoad(workerId, dpRank, activeDecodeBlocks, activePrefillTokens, kvUsedBlocks));
     }
 
     @Override
@@ -42,10 +44,15 @@ final class KvMetricsPublisher implements AutoCloseable {
 
     /**
      * A worker's {@code ActiveLoad}, named map in declaration order, in the later form that carries
-     * {@code scheduler_load_scope} (nil from a worker) before {@code kv_used_blocks}; workers send no
-     * {@code active_prefill_tokens} (nil).
+     * {@code scheduler_load_scope} (nil from a worker) before {@code kv_used_blocks};
+     * {@code active_prefill_tokens} is nil unless given (dynamo.vllm workers send nil; see {@link SimKv}).
      */
     static byte[] activeLoad(long workerId, int dpRank, long activeDecodeBlocks, long kvUsedBlocks) {
+        return activeLoad(workerId, dpRank, activeDecodeBlocks, null, kvUsedBlocks);
+    }
+
+    static byte[] activeLoad(long workerId, int dpRank, long activeDecodeBlocks, @Nullable Long activePrefillTokens,
+            long kvUsedBlocks) {
         return EventPublisher.pack(p -> {
             p.packMapHeader(6);
             p.packString("worker_id");
@@ -55,7 +62,11 @@ final class KvMetricsPublisher implements AutoCloseable {
             p.packString("active_decode_blocks");
             p.packLong(activeDecodeBlocks);
             p.packString("active_prefill_tokens");
-            p.packNil();
+            if (activePrefillTokens == null) {
+                p.packNil();
+            } else {
+                p.packLong(activePrefillTokens);
+            }
             p.packString("scheduler_load_scope");
             p.packNil();
             p.packString("kv_used_blocks");

@@ -31,9 +31,11 @@ import org.jspecify.annotations.Nullable;
  * table row (docs/benchmarks.md, "KV replay"; bench/kv-replay.sh runs every mode).
  *
  * <p>Modes: {@code kv-aware} and {@code load-only} send every request, unpinned, through a router
- * ({@code --router}) configured for that mode in front of this fleet; {@code round-robin} and {@code oracle} pin
- * each request at the fleet's frontend themselves: the next worker in turn, or the worker whose cache holds the
- * longest prefix of the prompt (ties: the worker whose prefill queue empties first).
+ * ({@code --router}) configured for that mode in front of this fleet; {@code round-robin}, {@code oracle} and
+ * {@code oracle-ttft} pin each request at the fleet's frontend themselves: the next worker in turn, the worker
+ * whose cache holds the longest prefix of the prompt (ties: the worker whose prefill queue empties first), or
+ * the worker whose simulated time to first token is lowest. {@code bound} runs no fleet: it reports what no
+ * placement can beat, every earlier prompt's blocks cached and no request ever queued ({@link #bound}).
  *
  * <p>Time: the trace's arrivals are replayed {@code speedup} times faster; the prefill cost per token is chosen
  * so that the whole trace, with no cache hit at all, would keep the fleet {@code utilisation} busy; times to first
@@ -43,7 +45,7 @@ public final class KvReplay {
     /** What to compare. */
     public enum Mode {
         KV_AWARE("kv-aware", true), LOAD_ONLY("load-only", true), ROUND_ROBIN("round-robin", false),
-        ORACLE("oracle", false);
+        ORACLE("oracle", false), ORACLE_TTFT("oracle-ttft", false), BOUND("bound", false);
 
         final String label;
         final boolean viaRouter;
@@ -59,15 +61,16 @@ public final class KvReplay {
                     return m;
                 }
             }
-            throw new IllegalArgumentException("--mode: " + s + " (expected: kv-aware, load-only, round-robin or "
-                    + "oracle)");
+            throw new IllegalArgumentException("--mode: " + s + " (expected: kv-aware, load-only, round-robin, "
+                    + "oracle, oracle-ttft or bound)");
         }
     }
 
     /** The command's options; docs/benchmarks.md lists them. */
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
-                double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model) {
+                double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
+                boolean prefillBacklog) {
     }
 
     /** One mode's figures. */
@@ -75,8 +78,8 @@ public final class KvReplay {
                   long[] perWorker, double maxShare, double perTokenTraceUs, double maxLagMs) {
         String row() {
             return String.format(Locale.ROOT, "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.2f | %s |", mode.label,
-                    sent, failed, hitRate, p50Ms, p90Ms, p99Ms, maxShare,
-                    String.join(" ", Arrays.stream(perWorker).mapToObj(Long::toString).toList()));
+                    sent, failed, hitRate, p50Ms, p90Ms, p99Ms, maxShare, perWorker.length == 0 ? "(no fleet)"
+                            : String.join(" ", Arrays.stream(perWorker).mapToObj(Long::toString).toList()));
         }
     }
 
@@ -105,6 +108,7 @@ public final class KvReplay {
         int maxPrompt = 100_000;
         Path out = null;
         String model = "Qwen/Qwen3-0.6B";
+        boolean prefillBacklog = true;
         for (int i = 1; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(args[i] + ": missing value");
@@ -127,6 +131,11 @@ public final class KvReplay {
                 case "--max-prompt-tokens" -> maxPrompt = Integer.parseInt(v);
                 case "--out" -> out = Path.of(v);
                 case "--model" -> model = v;
+                case "--prefill-backlog" -> prefillBacklog = switch (v) {
+                    case "on" -> true;
+                    case "off" -> false;
+                    default -> throw new IllegalArgumentException("--prefill-backlog: " + v + " (expected: on, off)");
+                };
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option");
             }
         }
@@ -141,7 +150,7 @@ public final class KvReplay {
                     + "--max-prompt-tokens must be positive");
         }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
@@ -162,7 +171,11 @@ public final class KvReplay {
         long tokens = trace.requests().stream().mapToLong(r -> Math.min(r.inputLength(), a.maxPromptTokens())).sum();
         double wallNanos = trace.durationMs() * 1e6 / a.speedup();
         long perTokenNanos = Math.max(1, Math.round(a.utilisation() * a.workers() * wallNanos / Math.max(1, tokens)));
-        SimKv kv = new SimKv(a.tokenizer(), a.tokenizerConfig(), Duration.ZERO, Duration.ofNanos(perTokenNanos));
+        if (a.mode() == Mode.BOUND) {
+            return bound(a, trace, perTokenNanos);
+        }
+        SimKv kv = new SimKv(a.tokenizer(), a.tokenizerConfig(), Duration.ZERO, Duration.ofNanos(perTokenNanos),
+                a.prefillBacklog());
         Files.createDirectories(a.root());
         try (SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(a.root(), a.model()).withWorkers(0, a.workers())
                 .withFrontend("127.0.0.1", a.frontendPort(), 1, 0).withSlots(4096)
@@ -180,7 +193,8 @@ public final class KvReplay {
                     trace.requests().size(), trace.durationMs() / 1000.0, a.speedup(), a.mode().label);
 
             // The oracle needs each prompt's tokens at its send time: tokenized ahead, off the replay's clock.
-            int[][] oracleTokens = a.mode() == Mode.ORACLE ? IntStream.range(0, trace.requests().size()).parallel()
+            boolean oracle = a.mode() == Mode.ORACLE || a.mode() == Mode.ORACLE_TTFT;
+            int[][] oracleTokens = oracle ? IntStream.range(0, trace.requests().size()).parallel()
                     .mapToObj(i -> serving.tokenizer().promptTokens(body(a.model(),
                             text.prompt(trace.requests().get(i), a.maxPromptTokens()),
                             trace.requests().get(i).outputLength())))
@@ -203,8 +217,11 @@ public final class KvReplay {
                 if (a.mode().viaRouter) {
                     request.uri(Objects.requireNonNull(a.router()).resolve("/v1/chat/completions"));
                 } else {
-                    SimWorker pick = a.mode() == Mode.ROUND_ROBIN ? workers.get(i % workers.size())
-                            : oracle(workers, oracleTokens[i], serving.now(), perTokenNanos);
+                    SimWorker pick = switch (a.mode()) {
+                        case ORACLE -> longestPrefix(workers, oracleTokens[i], serving.now());
+                        case ORACLE_TTFT -> lowestTtft(workers, oracleTokens[i], serving.now(), perTokenNanos);
+                        default -> workers.get(i % workers.size());
+                    };
                     request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
                             .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
                 }
@@ -224,12 +241,36 @@ public final class KvReplay {
     }
 
     /**
-     * The perfect-knowledge choice: the worker whose simulated time to first token for {@code tokens} is lowest,
-     * from the simulator's own caches and prefill queues (its wait, plus the prompt's uncached tokens at the
-     * fleet's cost per token); ties go to the longer cached prefix. Longest prefix alone would send every prompt
-     * sharing a popular first block to one worker (see docs/benchmarks.md).
+     * The hit-rate oracle of issue 14: the worker whose cache (the simulator's own, read at send time) holds the
+     * longest prefix of {@code tokens}; ties go to the worker with the least prefill work queued, counting the
+     * requests it accepted that the simulator is still tokenizing ({@link WorkerKv#pendingPrefillTokens}):
+     * reading only the served queue, every tie went to the first worker whenever tokenizing lagged behind
+     * the sends. It maximises each request's hit, not the fleet's balance.
      */
-    static SimWorker oracle(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
+    static SimWorker longestPrefix(List<SimWorker> workers, int[] tokens, long now) {
+        SimWorker best = workers.get(0);
+        int bestBlocks = -1;
+        long bestWait = Long.MAX_VALUE;
+        for (SimWorker w : workers) {
+            WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
+            int blocks = kv.cachedPrefix(0, tokens);
+            long wait = kv.pendingPrefillTokens(0, now);
+            if (blocks > bestBlocks || (blocks == bestBlocks && wait < bestWait)) {
+                best = w;
+                bestBlocks = blocks;
+                bestWait = wait;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * The TTFT oracle: the worker whose simulated time to first token for {@code tokens} is lowest, from the
+     * simulator's own caches and prefill queues (its queued prefill tokens, those still being tokenized by their
+     * estimate, plus the prompt's uncached tokens, at the fleet's cost per token); ties go to the longer cached prefix. Greedy per request: it can still fill a queue that a
+     * later request would have wanted.
+     */
+    static SimWorker lowestTtft(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
         SimWorker best = workers.get(0);
         long bestCost = Long.MAX_VALUE;
         int bestBlocks = -1;
@@ -237,8 +278,8 @@ public final class KvReplay {
             WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
             int blocks = kv.cachedPrefix(0, tokens);
             long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
-            long end = kv.prefillEnd(0); // Long.MIN_VALUE before the first prefill: compare, never subtract
-            long cost = (end > now ? end - now : 0) + perTokenNanos * uncached;
+            // The queued work in tokens, including accepted requests still being tokenized (as the oracle).
+            long cost = perTokenNanos * (kv.pendingPrefillTokens(0, now) + uncached);
             if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
                 best = w;
                 bestCost = cost;
@@ -246,6 +287,57 @@ public final class KvReplay {
             }
         }
         return best;
+    }
+
+    /**
+     * What no placement can beat on this trace and cost model: each prompt's longest prefix of trace blocks
+     * (512 tokens each) seen in any earlier prompt counts as cached, as if every worker held every block ever
+     * prefilled, and no request waits: its time to first token is its uncached tokens at the fleet's cost per
+     * token. Token counts are the trace's (prompts cut at {@code --max-prompt-tokens}), not the rendered
+     * prompts', so this is close to the replayed figures rather than identical.
+     */
+    static Result bound(Args a, MooncakeTrace trace, long perTokenNanos) {
+        PrefixSet seen = new PrefixSet();
+        long prompt = 0;
+        long cached = 0;
+        long[] ttft = new long[trace.requests().size()];
+        for (int i = 0; i < ttft.length; i++) {
+            MooncakeTrace.Request r = trace.requests().get(i);
+            long isl = Math.min(r.inputLength(), a.maxPromptTokens());
+            long hit = Math.min(isl, (long) seen.longestPrefix(r.hashIds()) * MooncakeTrace.TRACE_BLOCK_TOKENS);
+            seen.add(r.hashIds());
+            prompt += isl;
+            cached += hit;
+            ttft[i] = (isl - hit) * perTokenNanos;
+        }
+        Arrays.sort(ttft);
+        return new Result(a.mode(), ttft.length, 0, prompt == 0 ? 0 : cached / (double) prompt,
+                traceMs(ttft, 0.50, a.speedup()), traceMs(ttft, 0.90, a.speedup()), traceMs(ttft, 0.99, a.speedup()),
+                new long[0], 0, perTokenNanos * a.speedup() / 1000.0, 0);
+    }
+
+    /** Prefixes of hash-ID chains, each keyed by its parent's key and its last ID. */
+    private static final class PrefixSet {
+        private final java.util.Map<List<Long>, Long> keys = new java.util.HashMap<>();
+
+        int longestPrefix(long[] ids) {
+            long parent = -1;
+            for (int i = 0; i < ids.length; i++) {
+                Long key = keys.get(List.of(parent, ids[i]));
+                if (key == null) {
+                    return i;
+                }
+                parent = key;
+            }
+            return ids.length;
+        }
+
+        void add(long[] ids) {
+            long parent = -1;
+            for (long id : ids) {
+                parent = keys.computeIfAbsent(List.of(parent, id), k -> (long) keys.size());
+            }
+        }
     }
 
     private static String body(String model, String prompt, int outputLength) {

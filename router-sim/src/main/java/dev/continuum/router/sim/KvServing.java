@@ -68,13 +68,17 @@ final class KvServing implements AutoCloseable {
     CompletableFuture<Void> serve(WorkerKv worker, int rank, String body) {
         long arrival = clock.getAsLong();
         CompletableFuture<Void> firstToken = new CompletableFuture<>();
+        // About four characters of body per prompt token: counted as the rank's backlog until tokenized.
+        long estimate = body.length() / 4;
+        worker.announce(rank, estimate);
         try {
             encoders.execute(() -> {
                 try {
-                    WorkerKv.Served s = worker.serve(rank, tokenizer.promptTokens(body), arrival);
+                    WorkerKv.Served s = worker.serve(rank, tokenizer.promptTokens(body), arrival, estimate);
                     long wait = arrival + s.ttftNanos() - clock.getAsLong();
                     timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
                 } catch (RuntimeException e) {
+                    worker.withdraw(rank, estimate);
                     if (unreadable.getAndIncrement() == 0) {
                         LOG.log(System.Logger.Level.WARNING, "sim fleet: a prompt served without KV: " + e);
                     }
@@ -82,6 +86,7 @@ final class KvServing implements AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException e) {
+            worker.withdraw(rank, estimate);
             firstToken.complete(null); // closing
         }
         return firstToken;

@@ -382,9 +382,10 @@ public final class SimFleet implements AutoCloseable {
         if (closed) {
             return;
         }
+        long now = kvServing == null ? System.nanoTime() : kvServing.now();
         for (SimWorker w : workers) {
             try {
-                w.publish();
+                w.publish(now);
             } catch (RuntimeException | AssertionError e) {
                 // One socket's trouble must not cancel the schedule (a thrown task is never run again); JeroMQ
                 // reports some internal faults as AssertionError when assertions are on.

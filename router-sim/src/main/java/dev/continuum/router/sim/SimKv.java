@@ -10,14 +10,26 @@ import org.jspecify.annotations.Nullable;
  * kv-events, and takes {@code prefillBase + prefillPerToken × uncached tokens} to prefill, one prompt after
  * another per rank (docs/simulator.md, "KV caches").
  *
+ * <p>With {@code reportPrefillBacklog}, each such worker's kv_metrics also carry {@code active_prefill_tokens}:
+ * the prompt tokens its ranks still have to prefill. dynamo.vllm workers send nil there (the field is the KV
+ * router's own view upstream); the option models an engine that reports its prefill queue, so that a picker
+ * can tell a long queue from a longer one (docs/simulator.md, "Load signal").
+ *
  * @param tokenizerJson       the model's {@code tokenizer.json}; also named (with its BLAKE3) on the model card
  * @param tokenizerConfigJson the model's {@code tokenizer_config.json}, named on the card as its prompt formatter
  *                            when given (a router needs it to render the chat template)
  * @param prefillBase         fixed cost of one prefill
  * @param prefillPerToken     cost of each uncached prompt token
+ * @param reportPrefillBacklog whether kv_metrics carry {@code active_prefill_tokens} (else nil, as dynamo.vllm)
  */
 public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
-                    Duration prefillPerToken) {
+                    Duration prefillPerToken, boolean reportPrefillBacklog) {
+    /** Without {@code active_prefill_tokens} in kv_metrics, as dynamo.vllm workers publish them. */
+    public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
+            Duration prefillPerToken) {
+        this(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, false);
+    }
+
     public SimKv {
         if (prefillBase.isNegative()) {
             throw new IllegalArgumentException("prefillBase: " + prefillBase + " (expected: >= 0)");
@@ -33,6 +45,10 @@ public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Dura
     }
 
     public SimKv withPrefill(Duration base, Duration perToken) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog);
+    }
+
+    public SimKv withPrefillBacklog(boolean report) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report);
     }
 }

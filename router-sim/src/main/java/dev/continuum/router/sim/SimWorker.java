@@ -145,15 +145,20 @@ public final class SimWorker {
         return load;
     }
 
-    /** Called on the fleet's single publishing thread only: one sample per rank, unless silenced. */
-    void publish() {
+    /**
+     * Called on the fleet's single publishing thread only: one sample per rank, unless silenced. {@code now} is
+     * on the KV clock ({@link KvServing#now}); it dates the prefill backlog when that is reported.
+     */
+    void publish(long now) {
         if (silenced) {
             return;
         }
         for (int rank = 0; rank < load.dpSize(); rank++) {
             long blocks = load.kvUsedBlocks(rank);
+            Long prefill = kv != null && kv.reportsPrefillBacklog() ? kv.pendingPrefillTokens(rank, now) : null;
             // A prefill worker holds KV only while prefilling: it reports no decode blocks.
-            publisher.publish(instanceId, rank, pool.role() == DirectFrontend.Role.PREFILL ? 0 : blocks, blocks);
+            publisher.publish(instanceId, rank, pool.role() == DirectFrontend.Role.PREFILL ? 0 : blocks, prefill,
+                    blocks);
         }
     }
 

@@ -45,6 +45,8 @@ final class WorkerKv implements AutoCloseable {
     private final PrefixCache[] caches;
     private final long[] prefillEnd;
     private final long[] nextEventId;
+    /** Per rank: estimated prompt tokens of requests accepted but not yet served (being tokenized). */
+    private final long[] announced;
     private final EventPublisher publisher;
     private final Executor sender;
     private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
@@ -63,6 +65,7 @@ final class WorkerKv implements AutoCloseable {
         this.caches = new PrefixCache[dpSize];
         this.prefillEnd = new long[dpSize];
         this.nextEventId = new long[dpSize];
+        this.announced = new long[dpSize];
         for (int r = 0; r < dpSize; r++) {
             caches[r] = new PrefixCache(capacityBlocks);
             prefillEnd[r] = Long.MIN_VALUE;
@@ -92,7 +95,30 @@ final class WorkerKv implements AutoCloseable {
      * {@code arrivalNanos} (on the fleet's clock).
      */
     synchronized Served serve(int rank, int[] tokens, long arrivalNanos) {
+        return serve(rank, tokens, arrivalNanos, 0);
+    }
+
+    /**
+     * A request arrived for {@code rank} with about {@code tokens} prompt tokens and will be {@link #serve}d
+     * once the simulator has tokenized it: until then its estimate counts in {@link #pendingPrefillTokens}, as
+     * an engine counts a request in its queue from the moment it receives it (tokenizing is the simulator's
+     * own delay, not the modelled engine's).
+     */
+    synchronized void announce(int rank, long tokens) {
         int r = rank >= 0 && rank < caches.length ? rank : 0;
+        announced[r] += Math.max(0, tokens);
+    }
+
+    /** An announced request that will not be served (its body could not be read). */
+    synchronized void withdraw(int rank, long tokens) {
+        int r = rank >= 0 && rank < caches.length ? rank : 0;
+        announced[r] = Math.max(0, announced[r] - Math.max(0, tokens));
+    }
+
+    /** As {@link #serve(int, int[], long)}, for a request {@link #announce}d with {@code announcedTokens}. */
+    synchronized Served serve(int rank, int[] tokens, long arrivalNanos, long announcedTokens) {
+        int r = rank >= 0 && rank < caches.length ? rank : 0;
+        announced[r] = Math.max(0, announced[r] - Math.max(0, announcedTokens));
         TokenBlocks blocks = TokenBlocks.of(tokens, blockSize);
         PrefixCache.Admission a = caches[r].admit(blocks);
         for (int from = 0; from < a.evicted().length; from += MAX_BATCH_BLOCKS) {
@@ -135,6 +161,23 @@ final class WorkerKv implements AutoCloseable {
     /** When {@code rank}'s prefill queue empties (on the fleet's clock); in the past when idle. */
     synchronized long prefillEnd(int rank) {
         return prefillEnd[rank];
+    }
+
+    /**
+     * The prompt tokens {@code rank} still has to prefill at {@code now}: its prefill queue's remaining time
+     * over the cost per token (a fixed prefill cost counts as the tokens it would take; none in the replay),
+     * plus the estimates of the requests {@link #announce}d and not yet served. What
+     * {@code active_prefill_tokens} reports when {@link SimKv#reportPrefillBacklog()} is on.
+     */
+    synchronized long pendingPrefillTokens(int rank, long now) {
+        long end = prefillEnd[rank]; // Long.MIN_VALUE before the first prefill: compare, never subtract
+        long perToken = options.prefillPerToken().toNanos();
+        long queued = end <= now || perToken <= 0 ? 0 : (end - now + perToken - 1) / perToken;
+        return queued + announced[rank];
+    }
+
+    boolean reportsPrefillBacklog() {
+        return options.reportPrefillBacklog();
     }
 
     /** Blocks cached on {@code rank}. */

@@ -2,6 +2,7 @@ package dev.continuum.router.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -86,8 +87,9 @@ class KvReplayTest {
 
         KvReplay.Result rr = replay(trace, tokenizerJson, "round-robin");
         KvReplay.Result oracle = replay(trace, tokenizerJson, "oracle");
+        KvReplay.Result ttft = replay(trace, tokenizerJson, "oracle-ttft");
 
-        for (KvReplay.Result r : List.of(rr, oracle)) {
+        for (KvReplay.Result r : List.of(rr, oracle, ttft)) {
             assertThat(r.sent()).isEqualTo(24);
             assertThat(r.failed()).isZero();
             assertThat(LongStream.of(r.perWorker()).sum()).isEqualTo(24);
@@ -99,6 +101,18 @@ class KvReplayTest {
         // Each conversation's later turns find their history on the worker that served it: 3 of 4 turns hit.
         assertThat(oracle.hitRate()).isGreaterThan(0.5).isGreaterThanOrEqualTo(rr.hitRate());
         assertThat(oracle.row()).startsWith("| oracle | 24 | 0 | ");
+        assertThat(ttft.hitRate()).isGreaterThanOrEqualTo(rr.hitRate());
+        assertThat(ttft.row()).startsWith("| oracle-ttft | 24 | 0 | ");
+
+        // The bound: turns 2 to 4 of each conversation find all but their newest block (2 + 3 + 4 of 3 + 4 + 5
+        // blocks), turn 1 nothing: 54 of 84 blocks; with no queue, a TTFT is the uncached tokens' prefill.
+        KvReplay.Result bound = replay(trace, tokenizerJson, "bound");
+        assertThat(bound.hitRate()).isCloseTo(54.0 / 84, within(1e-9));
+        assertThat(bound.perWorker()).isEmpty();
+        long perToken = Math.round(bound.perTokenTraceUs() * 1000 / 2); // fleet nanos per token at speedup 2
+        assertThat(bound.p50Ms()).isCloseTo(512 * perToken * 2 / 1e6, within(1e-6));
+        assertThat(bound.p99Ms()).isCloseTo(2 * 512 * perToken * 2 / 1e6, within(1e-6));
+        assertThat(bound.row()).startsWith("| bound | 24 | 0 | 0.643 | ").endsWith("| (no fleet) |");
     }
 
     @Test
@@ -106,7 +120,7 @@ class KvReplayTest {
         assertThatThrownBy(() -> KvReplay.parse(new String[] {"replay", "--trace", "t", "--tokenizer", "x",
             "--root", "r", "--mode", "load-only"})).hasMessageContaining("--router");
         assertThatThrownBy(() -> KvReplay.parse(new String[] {"replay", "--mode", "fastest"}))
-                .hasMessageContaining("kv-aware, load-only, round-robin or oracle");
+                .hasMessageContaining("kv-aware, load-only, round-robin, oracle, oracle-ttft or bound");
     }
 
     private KvReplay.Result replay(Path trace, Path tokenizerJson, String mode) throws Exception {

@@ -77,6 +77,33 @@ class WorkerKvTest {
     }
 
     @Test
+    void thePendingPrefillTokensAreTheRanksRemainingPrefillOverTheCostPerToken() {
+        SimKv reporting = new SimKv(Path.of("tokenizer.json"), null, Duration.ZERO, Duration.ofNanos(1_000), true);
+        try (WorkerKv w = new WorkerKv(zmq, 77, 4242, 2, BLOCK, 1000, reporting, Runnable::run)) {
+            assertThat(w.reportsPrefillBacklog()).isTrue();
+            assertThat(w.pendingPrefillTokens(0, 0)).isZero(); // never prefilled
+            w.serve(0, tokens(0, 400), 0); // 400 uncached tokens: busy until 400 µs
+            w.serve(0, tokens(0, 400), 0); // cached: adds nothing
+            w.serve(0, tokens(1000, 200), 100_000); // queued behind: busy until 600 µs
+            assertThat(w.pendingPrefillTokens(0, 100_000)).isEqualTo(500);
+            assertThat(w.pendingPrefillTokens(0, 599_500)).isEqualTo(1); // a started token counts
+            assertThat(w.pendingPrefillTokens(0, 600_000)).isZero();
+            assertThat(w.pendingPrefillTokens(1, 100_000)).isZero(); // the other rank's queue
+            // Accepted and still being tokenized: its estimate counts until it is served, then its real prefill.
+            w.announce(1, 300);
+            w.announce(1, 50);
+            assertThat(w.pendingPrefillTokens(1, 700_000)).isEqualTo(350);
+            w.serve(1, tokens(0, 280), 700_000, 300);
+            assertThat(w.pendingPrefillTokens(1, 700_000)).isEqualTo(50 + 280);
+            w.withdraw(1, 50);
+            assertThat(w.pendingPrefillTokens(1, 980_000)).isZero();
+        }
+        try (WorkerKv w = worker(1, 1000)) {
+            assertThat(w.reportsPrefillBacklog()).isFalse();
+        }
+    }
+
+    @Test
     void storedRemovedOnEvictionAndClearedReachALibzmqSubscriberInOrder() throws Exception {
         try (WorkerKv w = worker(2, 4); PythonKvEvents sub = PythonKvEvents.subscribe(w.endpoint())) {
             await().atMost(Duration.ofSeconds(20)).until(sub::ready);
