@@ -161,7 +161,9 @@ final class UpstreamPool {
             p.addLast("codec", new HttpClientCodec(new HttpDecoderConfig()
                     .setMaxInitialLineLength(limits.maxResponseInitialLineLength())
                     .setMaxHeaderSize(limits.maxResponseHeaderSize())
-                    .setMaxChunkSize(limits.maxChunkSize()), false, false));
+                    .setMaxChunkSize(limits.maxChunkSize())
+                    .setHeadersFactory(SizedHeaders.HEADS)
+                    .setTrailersFactory(SizedHeaders.TRAILERS), false, false));
             p.addLast(UpstreamHandler.NAME, new UpstreamHandler());
         }
     }
