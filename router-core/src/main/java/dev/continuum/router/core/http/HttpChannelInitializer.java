@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Builds each client connection's pipeline, one small method per concern, in this order:
- * idle timeout, header-read timeout, HTTP codec with the configured line and header limits (header maps
+ * idle timeout, header-read timeout, HTTP codec with the configured line and header limits (trailer maps
  * sized by {@link SizedHeaders}),
  * the request guard (414/431/400/501), the trust boundary (strips {@code x-dynamo-*} before anything
  * reads headers), the body limit (413), the body-read deadline (408), the buffered-bytes budget and
@@ -81,7 +81,6 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
                 .setMaxInitialLineLength(config.maxInitialLineLength().toIntSaturated())
                 .setMaxHeaderSize(config.maxHeaderSize().toIntSaturated())
                 .setMaxChunkSize(64 * 1024)
-                .setHeadersFactory(SizedHeaders.HEADS)
                 .setTrailersFactory(SizedHeaders.TRAILERS)));
     }
 

@@ -1,56 +1,34 @@
 package dev.continuum.router.core.proxy;
 
-import io.netty.handler.codec.DefaultHeaders;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
 
 /**
- * Header maps sized for what a proxied message carries, with Netty's own validation. Netty's default map
- * allocates a 16-bucket table on creation, and both HTTP decoders create a trailers map for every message with
- * a {@code Content-Length} body, which nothing ever writes to: five maps per proxied request (client head and
- * trailers, upstream request, upstream response head and trailers) were a third of the bytes the buffered
- * path allocated (docs/benchmarks.md, "Buffered proxy: where the router's allocation goes"). The table never
- * resizes (entries beyond it chain), so a smaller one changes the allocation and the chain lengths, not behaviour.
+ * Trailer maps with the smallest table. Both HTTP decoders create a trailers map for every message with a
+ * {@code Content-Length} body, which nothing ever writes to; Netty's default map allocates a 16-bucket table on
+ * creation (docs/benchmarks.md, "Header maps sized for proxied messages"). Netty's own "empty" map is the same
+ * class with 2 buckets and the same validators, so it still takes a chunked message's trailers (the table never
+ * resizes, entries chain). Plain {@code DefaultHttpHeaders}, not a subclass: a second map class on the hot path
+ * costs more CPU at the header call sites than the smaller tables of message heads saved in allocation.
  */
 public final class SizedHeaders implements HttpHeadersFactory {
-    /**
-     * Message heads: the decoders' name and value validation (the framing checks rely on it); 8 buckets hold
-     * a typical client's or server's headers in short chains.
-     */
-    public static final SizedHeaders HEADS = new SizedHeaders(DefaultHttpHeadersFactory.headersFactory(), 8);
-    /** Trailers: the trailer validation (no framing names); almost always empty, so the smallest table. */
-    public static final SizedHeaders TRAILERS = new SizedHeaders(DefaultHttpHeadersFactory.trailersFactory(), 2);
-    /**
-     * The upstream request the router builds from headers the decoder already validated (so no second
-     * validation) plus its own.
-     */
-    static final SizedHeaders UPSTREAM_REQUEST =
-            new SizedHeaders(DefaultHttpHeadersFactory.headersFactory().withValidation(false), 8);
+    /** Trailers with Netty's trailer validation (no framing names). */
+    public static final SizedHeaders TRAILERS = new SizedHeaders(DefaultHttpHeadersFactory.trailersFactory());
 
-    private final DefaultHttpHeadersFactory validation;
-    private final int buckets;
+    private final DefaultHttpHeadersFactory netty;
 
-    private SizedHeaders(DefaultHttpHeadersFactory validation, int buckets) {
-        this.validation = validation;
-        this.buckets = buckets;
+    private SizedHeaders(DefaultHttpHeadersFactory netty) {
+        this.netty = netty;
     }
 
     @Override
-    public DefaultHttpHeaders newHeaders() {
-        return new Sized(validation.getNameValidator(), validation.getValueValidator(), buckets);
+    public HttpHeaders newHeaders() {
+        return netty.newEmptyHeaders();
     }
 
     @Override
-    public DefaultHttpHeaders newEmptyHeaders() {
-        return new Sized(validation.getNameValidator(), validation.getValueValidator(), 2);
-    }
-
-    /** {@link DefaultHttpHeaders} with its table size chosen (Netty exposes that constructor to subclasses only). */
-    private static final class Sized extends DefaultHttpHeaders {
-        Sized(DefaultHeaders.NameValidator<CharSequence> names, DefaultHeaders.ValueValidator<CharSequence> values,
-              int buckets) {
-            super(names, values, buckets);
-        }
+    public HttpHeaders newEmptyHeaders() {
+        return netty.newEmptyHeaders();
     }
 }

@@ -162,7 +162,6 @@ final class UpstreamPool {
                     .setMaxInitialLineLength(limits.maxResponseInitialLineLength())
                     .setMaxHeaderSize(limits.maxResponseHeaderSize())
                     .setMaxChunkSize(limits.maxChunkSize())
-                    .setHeadersFactory(SizedHeaders.HEADS)
                     .setTrailersFactory(SizedHeaders.TRAILERS), false, false));
             p.addLast(UpstreamHandler.NAME, new UpstreamHandler());
         }

@@ -4,6 +4,7 @@ import dev.continuum.router.core.auth.AuthResult;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -63,7 +64,7 @@ final class UpstreamRequestFactory {
      */
     static FullHttpRequest build(HttpHeaders in, HttpMethod method, AuthResult.@Nullable CredentialSource credentials,
                                  Backend b, Map<String, String> pinHeaders, ByteBuf body, String target) {
-        HttpHeaders out = SizedHeaders.UPSTREAM_REQUEST.newHeaders();
+        HttpHeaders out = DefaultHttpHeadersFactory.headersFactory().withValidation(false).newHeaders();
         List<String> listed = HopByHop.connectionListed(in);
         AsciiString backendAuth = b.authorization();
         Iterator<Map.Entry<CharSequence, CharSequence>> it = in.iteratorCharSequence();
