@@ -1,6 +1,7 @@
 package dev.continuum.router.core.http;
 
 import dev.continuum.router.core.config.ServerConfig;
+import dev.continuum.router.core.proxy.SizedHeaders;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
@@ -12,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Builds each client connection's pipeline, one small method per concern, in this order:
- * idle timeout, header-read timeout, HTTP codec with the configured line and header limits,
+ * idle timeout, header-read timeout, HTTP codec with the configured line and header limits (trailer maps
+ * sized by {@link SizedHeaders}),
  * the request guard (414/431/400/501), the trust boundary (strips {@code x-dynamo-*} before anything
  * reads headers), the body limit (413), the body-read deadline (408), the buffered-bytes budget and
  * connection cap (503), aggregation (answers {@code 100-continue}), and the request handler. Limits
@@ -78,7 +80,8 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("codec", new HttpServerCodec(new HttpDecoderConfig()
                 .setMaxInitialLineLength(config.maxInitialLineLength().toIntSaturated())
                 .setMaxHeaderSize(config.maxHeaderSize().toIntSaturated())
-                .setMaxChunkSize(64 * 1024)));
+                .setMaxChunkSize(64 * 1024)
+                .setTrailersFactory(SizedHeaders.TRAILERS)));
     }
 
     private static void addRequestGuard(ChannelPipeline p, HeaderReadTimeoutHandler headTimeout) {

@@ -161,7 +161,8 @@ final class UpstreamPool {
             p.addLast("codec", new HttpClientCodec(new HttpDecoderConfig()
                     .setMaxInitialLineLength(limits.maxResponseInitialLineLength())
                     .setMaxHeaderSize(limits.maxResponseHeaderSize())
-                    .setMaxChunkSize(limits.maxChunkSize()), false, false));
+                    .setMaxChunkSize(limits.maxChunkSize())
+                    .setTrailersFactory(SizedHeaders.TRAILERS), false, false));
             p.addLast(UpstreamHandler.NAME, new UpstreamHandler());
         }
     }
