@@ -13,7 +13,9 @@
 #   WHICH="failover" TRIALS=50 bench/event-bus.sh
 #
 # Knobs (environment): WHICH ("relay heap failover"), RATE (10000 messages/s), DURATION (20 s), PUBLISHERS (1024),
-#   TRIALS (20). Results are printed and left in router-app/target/surefire-reports/*Bench-output.txt.
+#   TRIALS (20), LEAK_DETECTION (relay only: Netty's leak detection in the router's JVM, "disabled"; the suite's
+#   "paranoid" costs the relayed path several tracked buffers per message). Results are printed and left in
+#   router-app/target/surefire-reports/*Bench-output.txt.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -27,6 +29,6 @@ for b in $WHICH; do
   esac
   ./mvnw -B -ntp -o -q -pl router-app -am test -Dtest="$cls" -Dsurefire.failIfNoSpecifiedTests=false \
     -Drate="${RATE:-10000}" -Dseconds="${DURATION:-20}" -Dpublishers="${PUBLISHERS:-1024}" \
-    -Dtrials="${TRIALS:-20}"
+    -Dtrials="${TRIALS:-20}" -DleakDetection="${LEAK_DETECTION:-disabled}"
   grep -hE '^(relay|heap|failover|  )' "router-app/target/surefire-reports/dev.continuum.router.app.$cls-output.txt"
 done
