@@ -366,16 +366,7 @@ public final class BrokerAgent extends StartStopSupport {
                 conn.close();
             }
             return null;
-        }).thenCompose(v -> {
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            EventLoopGroup g = group;
-            if (g == null) {
-                done.complete(null);
-            } else {
-                g.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> done.complete(null));
-            }
-            return done;
-        });
+        }).thenCompose(v -> EventLoopShutdown.of(group));
     }
 
     @Override

@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -93,13 +92,7 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
         running.clear();
         EventLoopGroup g = group;
         group = null;
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        if (g == null) {
-            done.complete(null);
-        } else {
-            g.shutdownGracefully(0, 1, TimeUnit.SECONDS).addListener(f -> done.complete(null));
-        }
-        return done;
+        return EventLoopShutdown.of(g);
     }
 
     @Override
