@@ -3,6 +3,7 @@ package dev.continuum.router.eventbus;
 import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /** The one way this module's components stop their own event loops: no quiet period, at most one second. */
 final class EventLoopShutdown {
@@ -10,7 +11,7 @@ final class EventLoopShutdown {
     }
 
     /** Completes once {@code group} has terminated, or at once when there is none. */
-    static CompletableFuture<Void> of(EventLoopGroup group) {
+    static CompletableFuture<Void> of(@Nullable EventLoopGroup group) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (group == null) {
             done.complete(null);
