@@ -102,6 +102,8 @@ class EventBrokerEndToEndTest {
     static final String TOKEN_B = "broker-b-token-0123456789";
     /** Publishers (and DynamoWorkerMetadata) the fleet starts with; the heap benchmark sets more before setUp. */
     int publisherCount = 6;
+    /** Each publisher also advertises a kv-events channel on a PUB socket of its own (KvEventsBrokerEndToEndTest). */
+    boolean kvEvents;
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final ResourceDefinitionContext METADATA = new ResourceDefinitionContext.Builder()
             .withGroup("nvidia.com").withVersion("v1alpha1").withKind("DynamoWorkerMetadata")
@@ -115,7 +117,7 @@ class EventBrokerEndToEndTest {
     final List<Publisher> publishers = new ArrayList<>();
     private final List<Process> children = new ArrayList<>();
     EventBusSupervisor bus;
-    private DiscoverySupervisor discovery;
+    DiscoverySupervisor discovery;
     LoadSupervisor direct;
     LoadSupervisor broker;
     private TestCertificates certs;
@@ -132,6 +134,11 @@ class EventBrokerEndToEndTest {
         final ZMQ.Socket socket;
         final int port;
         long sequence = 1;
+        /** The kv-events channel's publisher ID and PUB socket (null unless {@link #kvEvents}). */
+        final long kvPublisherId;
+        final ZMQ.@org.jspecify.annotations.Nullable Socket kvSocket;
+        final int kvPort;
+        long kvSequence = 1;
 
         Publisher(String pod) {
             this.pod = pod;
@@ -140,8 +147,30 @@ class EventBrokerEndToEndTest {
             socket = zmq.createSocket(SocketType.PUB);
             socket.setLinger(0);
             socket.bind("tcp://127.0.0.1:*");
-            String endpoint = socket.getLastEndpoint();
-            port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+            port = port(socket);
+            kvPublisherId = instanceId ^ 0xa5a5;
+            kvSocket = kvEvents ? zmq.createSocket(SocketType.PUB) : null;
+            if (kvSocket != null) {
+                kvSocket.setLinger(0);
+                kvSocket.bind("tcp://127.0.0.1:*");
+            }
+            kvPort = kvSocket == null ? 0 : port(kvSocket);
+        }
+
+        private static int port(ZMQ.Socket bound) {
+            String endpoint = bound.getLastEndpoint();
+            return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+        }
+
+        /** One kv-events message around a msgpack RouterEvent (or batch), claiming {@code claimedId}. */
+        void publishKv(long claimedId, byte[] routerEvent) {
+            long seq = kvSequence++;
+            byte[] envelope = envelope(claimedId, seq, "kv-events", routerEvent);
+            kvSocket.send("kv-events".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(8).putLong(claimedId).array(), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length)
+                    .put(envelope).array(), 0);
         }
 
         void publish(long claimedId, long seq, long kvUsed) {
@@ -173,12 +202,16 @@ class EventBrokerEndToEndTest {
     }
 
     private static byte[] envelope(long publisherId, long sequence, byte[] payload) {
+        return envelope(publisherId, sequence, "kv_metrics", payload);
+    }
+
+    private static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(5);
             p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
             p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
             p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString("kv_metrics");
+            p.packString("topic").packString(topic);
             p.packString("payload").packBinaryHeader(payload.length);
             p.writePayload(payload);
             return p.toByteArray();
@@ -242,7 +275,8 @@ class EventBrokerEndToEndTest {
                         KubernetesLimits.defaults(), MetadataLimits.defaults()))
                 .build();
         discovery.start(true, DiscoveryConfig.kubernetes(DiscoverySourceKind.KUBERNETES, kube)).join();
-        await().atMost(Duration.ofSeconds(30)).until(() -> discovery.registry().snapshot().publishers().size() == publisherCount);
+        await().atMost(Duration.ofSeconds(30)).until(() -> discovery.registry().snapshot().publishers().size()
+                == publisherCount * (kvEvents ? 2 : 1));
 
         direct = load(Transport.DIRECT);
         broker = load(Transport.BROKER);
@@ -272,6 +306,12 @@ class EventBrokerEndToEndTest {
                         .substring("v1/event_channels/".length()),
                 MAPPER.readValue(channel(DYN, "decode", "generate", "kv_metrics", p.publisherId,
                         "tcp://127.0.0.1:" + p.port), Map.class));
+        if (p.kvSocket != null) {
+            channels.put(channelKey(DYN, "decode", "generate", "kv-events", p.kvPublisherId)
+                            .substring("v1/event_channels/".length()),
+                    MAPPER.readValue(channel(DYN, "decode", "generate", "kv-events", p.kvPublisherId,
+                            "tcp://127.0.0.1:" + p.kvPort), Map.class));
+        }
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("endpoints", endpoints);
         data.put("model_cards", cards);
