@@ -26,7 +26,7 @@ public interface KvEventIngest {
     void onMessage(PublisherId publisher, ZmtpMessage message);
 
     /**
-     * {@code publisher}'s subscription closed, or stayed pending too long: every rank whose events came
+     * {@code publisher}'s subscription closed: every rank whose events came
      * through it leaves the index (atomically for readers), and their cursors are forgotten, so a new
      * subscription starts from the first event it sees.
      */
