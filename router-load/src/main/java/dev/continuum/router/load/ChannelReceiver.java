@@ -11,6 +11,14 @@ public interface ChannelReceiver {
     /** A connection completed its handshake and subscribed: whatever changed while disconnected is unknown. */
     void onConnected();
 
+    /**
+     * The connection {@link #onConnected} announced ended, and the subscription reconnects (with backoff, or
+     * pending until a broker covers the publisher again). Not called when the subscription stops: that is
+     * {@link #onStopped}.
+     */
+    default void onDisconnected() {
+    }
+
     /** One whole message; the view is valid only during this call. */
     void onMessage(ZmtpMessage message);
 

@@ -198,6 +198,9 @@ public final class ChannelSubscription implements ZmtpListener {
             finishStop();
             return;
         }
+        if (state == SubscriptionState.CONNECTED) {
+            receiver.onDisconnected();
+        }
         boolean longSession = connectedAt != 0
                 && settings.ticker().getAsLong() - connectedAt >= settings.backoff().resetAfter().toNanos();
         connectedAt = 0;

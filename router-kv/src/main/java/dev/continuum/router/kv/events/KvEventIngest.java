@@ -26,9 +26,9 @@ public interface KvEventIngest {
     void onMessage(PublisherId publisher, ZmtpMessage message);
 
     /**
-     * {@code publisher}'s subscription closed: every rank whose events came
-     * through it leaves the index (atomically for readers), and their cursors are forgotten, so a new
-     * subscription starts from the first event it sees.
+     * {@code publisher}'s ranks are no longer backed by a subscription: it departed, or it has been out of
+     * session past the 60 s cut-off. Every rank whose events came through it leaves the index (atomically for
+     * readers), and their cursors are forgotten, so a later subscription starts from the first event it sees.
      */
     void onSubscriptionClosed(PublisherId publisher);
 

@@ -33,6 +33,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
@@ -75,6 +77,8 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
     private final OwnedExecutor followExecutor = OwnedExecutor.fixed("kv-supervisor", 1);
     private final MeterRegistry registry;
     private final List<Meter> meters = new ArrayList<>();
+    private final StaleSubscriptions stale;
+    private @Nullable ScheduledFuture<?> staleSweep;
 
     private @Nullable EventLoopGroup group;
     private @Nullable ZmtpConnector connector;
@@ -95,8 +99,9 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
                 .description("kv-events connections refused by the dial policy, or for breaking the protocol or a bound")
                 .register(registry);
         meters.add(refusals);
+        this.stale = new StaleSubscriptions(ingest, b.ticker);
         this.running = new SubscriptionSet(new ChannelSubscription.Settings(FAMILY, ZmtpLimits.KV_EVENTS, b.backoff,
-                b.random, b.ticker), p -> new KvEventsReceiver(p.id(), ingest, refusals), b.maxSubscriptions,
+                b.random, b.ticker), p -> new KvEventsReceiver(p.id(), ingest, refusals, stale), b.maxSubscriptions,
                 b.stopGrace);
         for (SubscriptionState s : SubscriptionState.values()) {
             for (Transport t : Transport.values()) {
@@ -113,12 +118,20 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
 
     @Override
     protected synchronized CompletableFuture<Void> doStart() {
-        group = givenGroup != null ? givenGroup
+        EventLoopGroup g = givenGroup != null ? givenGroup
                 : new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("continuum-kv-events"),
                         NioIoHandler.newFactory());
+        group = g;
         followExecutor.start().join();
         connector = dialer.connectorFor(load, FAMILY);
+        long every = StaleSubscriptions.SWEEP_EVERY.toNanos();
+        staleSweep = g.next().scheduleAtFixedRate(stale::sweep, every, every, TimeUnit.NANOSECONDS);
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** Runs the 60 s cut-off's sweep now (tests; it also runs every second); returns the publishers cleared. */
+    int sweepStale() {
+        return stale.sweep();
     }
 
     /**
@@ -205,6 +218,10 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
     @Override
     protected synchronized CompletableFuture<Void> doStop() {
         stopped = true;
+        ScheduledFuture<?> sweep = staleSweep;
+        if (sweep != null) {
+            sweep.cancel(false);
+        }
         ZmtpConnector c = connector;
         connector = null;
         return running.shutdown(group, c, () -> meters.forEach(registry::remove), followExecutor.stop(),
@@ -262,7 +279,7 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
             return this;
         }
 
-        /** The monotonic clock of session lengths (the backoff floor's reset). */
+        /** The monotonic clock of session lengths (the backoff floor's reset) and of the 60 s cut-off. */
         public Builder ticker(LongSupplier ticker) {
             this.ticker = Objects.requireNonNull(ticker, "ticker");
             return this;

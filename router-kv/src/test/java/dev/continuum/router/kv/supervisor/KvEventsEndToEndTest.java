@@ -15,10 +15,14 @@ import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.kv.events.KvWire;
 import dev.continuum.router.kv.index.IndexLimits;
+import dev.continuum.router.kv.index.KvEventResult;
 import dev.continuum.router.kv.index.KvIndexWriter;
+import dev.continuum.router.load.Backoff;
+import dev.continuum.router.load.LoadConfig;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.SubscriptionState;
 import dev.continuum.router.load.SubscriptionView;
+import dev.continuum.router.load.zmtp.Transport;
 import dev.continuum.router.load.zmtp.ZmtpMessage;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.DynamoWorkerPicker;
@@ -28,6 +32,7 @@ import dev.continuum.router.shim.OverlapScores;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.PromptBlocks;
 import dev.continuum.router.shim.Selection;
+import dev.continuum.router.testing.LogCapture;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,6 +40,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -57,11 +63,15 @@ class KvEventsEndToEndTest {
     private static final Instant T0 = Instant.parse("2026-09-23T04:11:02Z");
 
     private final ZContext zmq = new ZContext();
-    private final ZMQ.Socket pub = zmq.createSocket(SocketType.PUB);
+    private ZMQ.Socket pub = zmq.createSocket(SocketType.PUB);
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final MutableDynamoRegistry registry = MutableDynamoRegistry.create();
     private final KvIndexWriter writer = new KvIndexWriter(meters, IndexLimits.DEFAULT);
-    private final KvSupervisor kv = KvSupervisor.builder(writer, meters).build();
+    /** The supervisor's monotonic clock (the 60 s cut-off's), moved by hand. */
+    private final AtomicLong clock = new AtomicLong(1);
+    /** Reconnects after 50 to 100 ms, so a publisher that comes back is seen at once. */
+    private final KvSupervisor kv = KvSupervisor.builder(writer, meters).ticker(clock::get)
+            .backoff(new Backoff(Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofSeconds(5))).build();
     private AutoCloseable following;
     private long eventId;
 
@@ -163,6 +173,110 @@ class KvEventsEndToEndTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().isEmpty() && kv.publishers() == 0);
         await().atMost(Duration.ofSeconds(20)).until(() -> held() == 0);
         assertThat(gauge("connected")).isZero();
+    }
+
+    /** Binds the publisher, follows a registry naming it and workers 5 and 6; returns once subscribed. */
+    private String subscribe(List<DynamoWorker> workers) {
+        pub.setLinger(0);
+        pub.bind("tcp://127.0.0.1:*");
+        String address = pub.getLastEndpoint().replace("0.0.0.0", "127.0.0.1");
+        DynamoPublisher channel = new DynamoPublisher(new PublisherId(NS, PUBLISHER), PublisherTopic.KV_EVENTS,
+                "backend", null, address);
+        writer.start().join();
+        kv.start().join();
+        following = kv.follow(registry);
+        registry.reconfigure(true, DiscoverySourceKind.ETCD, List.of(NS), FleetView.of(workers, List.of(channel)));
+        await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
+                .anyMatch(s -> s.state() == SubscriptionState.CONNECTED));
+        return address;
+    }
+
+    private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+
+    @Test
+    void aPublisherGoneForSixtySecondsLosesItsRanksOnceAndRegainsThemWhenItReturns() {
+        String address = subscribe(List.of(aggregated(5), aggregated(6)));
+        storeUntilIndexed();
+
+        try (LogCapture log = LogCapture.of(StaleSubscriptions.class)) {
+            // The publisher goes away: the subscription reconnects in vain, and keeps its ranks for 60 s.
+            pub.close();
+            await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
+                    .noneMatch(s -> s.state() == SubscriptionState.CONNECTED));
+            clock.addAndGet(59 * SECOND);
+            assertThat(kv.sweepStale()).isZero();
+            assertThat(held()).isEqualTo(4);
+
+            // At 60 s its ranks leave the index, once, with one warning naming it.
+            clock.addAndGet(SECOND);
+            await().atMost(Duration.ofSeconds(10)).until(() -> held() == 0);
+            clock.addAndGet(600 * SECOND);
+            assertThat(kv.sweepStale()).isZero();
+            assertThat(log.warnings()).singleElement().asString()
+                    .contains(Long.toUnsignedString(PUBLISHER), "namespace dynamo", "60 s");
+
+            // It comes back on the same address: the same subscription reconnects and the rank rebuilds.
+            pub = zmq.createSocket(SocketType.PUB);
+            pub.setLinger(0);
+            pub.bind(address);
+            await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
+                    .anyMatch(s -> s.state() == SubscriptionState.CONNECTED));
+            storeUntilIndexed();
+
+            // A second outage is a new one: 60 s from its own start.
+            pub.close();
+            await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
+                    .noneMatch(s -> s.state() == SubscriptionState.CONNECTED));
+            clock.addAndGet(30 * SECOND);
+            assertThat(kv.sweepStale()).isZero();
+            assertThat(held()).isEqualTo(4);
+            clock.addAndGet(30 * SECOND);
+            await().atMost(Duration.ofSeconds(10)).until(() -> held() == 0);
+            assertThat(log.warnings()).hasSize(2);
+        }
+    }
+
+    @Test
+    void aTransportSwitchKeepsRanksAndCursorsAndPendingCountsTowardsTheCutOff() {
+        subscribe(List.of(aggregated(5), aggregated(6)));
+        eventId = 10; // so that an event below the cursor exists
+        storeUntilIndexed();
+        LoadConfig broker = new LoadConfig(LoadConfig.DEFAULTS.maxStaleness(), Transport.BROKER, null);
+
+        // dynamo.load.transport reloaded to broker in a build without the bus: the subscription restarts and
+        // stays pending, and what it fed stays in the index while it is young.
+        kv.reconfigure(broker);
+        awaitPendingOverTheBroker();
+        assertThat(held()).isEqualTo(4);
+        clock.addAndGet(59 * SECOND);
+        assertThat(kv.sweepStale()).isZero();
+        assertThat(held()).isEqualTo(4);
+
+        // Back to direct before the cut-off: the new subscription carries on from the old cursor, so an event
+        // older than the last applied one is a replay, not a store of other blocks.
+        kv.reconfigure(LoadConfig.DEFAULTS);
+        await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
+                .anyMatch(s -> s.transport() == Transport.DIRECT && s.state() == SubscriptionState.CONNECTED));
+        long stale = eventId - 2;
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            send(KvWire.message(PUBLISHER, stale, KvWire.stored(6, stale, 0, null, new long[] {90},
+                    new long[] {0x9999})));
+            return writer.metrics().total(KvEventResult.REPLAY) > 0;
+        });
+        assertThat(held()).isEqualTo(4);
+        clock.addAndGet(10 * SECOND);
+        assertThat(kv.sweepStale()).as("a reconnected publisher is not stale").isZero();
+
+        // Pending for 60 s counts as out of session: the ranks leave.
+        kv.reconfigure(broker);
+        awaitPendingOverTheBroker();
+        clock.addAndGet(60 * SECOND);
+        await().atMost(Duration.ofSeconds(10)).until(() -> held() == 0);
+    }
+
+    private void awaitPendingOverTheBroker() {
+        await().atMost(Duration.ofSeconds(20)).until(() -> !kv.subscriptions().isEmpty() && kv.subscriptions()
+                .stream().allMatch(s -> s.transport() == Transport.BROKER && s.state() == SubscriptionState.PENDING));
     }
 
     @Test
