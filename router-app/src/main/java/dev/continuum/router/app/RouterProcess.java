@@ -180,6 +180,8 @@ final class RouterProcess implements AutoCloseable {
                 new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
                         Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")),
                 registry, System.getenv(), ticker));
+        // Loads the fleet's pinned tokenizers ahead of their first requests, which would otherwise fall back.
+        stack.push(kv.warmUp(discovery.registry()::snapshot));
         // The KV index (its single writer thread) and the kv-events subscriptions feeding it. Built whatever
         // dynamo.kv.enabled says, so a reload can turn KV routing on or off without touching discovery; while
         // it is off no subscription runs and the picker is the load-based one.

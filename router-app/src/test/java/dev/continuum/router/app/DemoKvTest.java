@@ -59,12 +59,16 @@ class DemoKvTest {
             JsonNode view = adminWorkers();
             assertThat(view.get("workers")).hasSize(4);
         });
+        // The pinned tokenizer loads ahead of the first request (ModelWarmUp), so no request falls back for it.
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric("continuum_dynamo_kv_tokenizer_loads_total{",
+                "result=\"loaded\"") >= 1);
         String prompt = "Summarise the plot of a long novel about a lighthouse keeper. ".repeat(20);
 
         for (int i = 0; i < 4; i++) {
             send(prompt);
         }
 
+        assertThat(metric("continuum_dynamo_kv_prompts_total{", "result=\"tokenizer_unavailable\"")).isZero();
         long served = prefill.stream().mapToLong(w -> w.kvStats().orElseThrow().requests()).sum();
         assertThat(served).isEqualTo(4);
         await().atMost(Duration.ofSeconds(10)).until(() -> prefill.stream().anyMatch(w -> w.publishedKvEvents() > 0));
@@ -87,11 +91,16 @@ class DemoKvTest {
 
     /** {@code continuum_dynamo_kv_events_total{result="indexed"}} from the router's /metrics. */
     private double indexedEvents() throws Exception {
+        return metric("continuum_dynamo_kv_events_total{", "result=\"indexed\"");
+    }
+
+    /** The sum of the router's /metrics samples starting with {@code series} and containing {@code label}. */
+    private double metric(String series, String label) throws Exception {
         HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl() + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString());
         double sum = 0;
         for (String line : r.body().split("\n")) {
-            if (line.startsWith("continuum_dynamo_kv_events_total{") && line.contains("result=\"indexed\"")) {
+            if (line.startsWith(series) && line.contains(label)) {
                 sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
             }
         }

@@ -42,13 +42,13 @@ class RouterLifecycleTest {
     private static final List<String> START_ORDER = List.of("meter registry", "JVM metrics", "continuum-blocking threads",
             "Dynamo discovery", "event bus supervisor", "kv_cache_index sources", "load supervisor",
             "load following discovery",
-            "picker upkeep", "kv pipeline", "KvIndexWriter", "kv supervisor", "kv-events following discovery",
+            "picker upkeep", "kv pipeline", "kv model warm-up", "KvIndexWriter", "kv supervisor", "kv-events following discovery",
             "broker coverage reporter", "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",
             "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-", "continuum-kv-events-",
-            "continuum-kv-sources-", "kv-supervisor-", "kv-index-writer", "event-bus-supervisor-", "continuum-event-bus-",
+            "continuum-kv-sources-", "continuum-kv-warm-up", "kv-supervisor-", "kv-index-writer", "event-bus-supervisor-", "continuum-event-bus-",
             "broker-coverage-");
 
     @TempDir

@@ -64,6 +64,14 @@ public final class KvPipeline extends StartStopSupport {
     }
 
     /**
+     * The warm-up that loads the fleet's pinned models before their first request (a lifecycle component of its
+     * own: start it after this pipeline, stop it before).
+     */
+    public ModelWarmUp warmUp(Supplier<DynamoSnapshot> snapshots) {
+        return new ModelWarmUp(snapshots, config, resolver, encoder);
+    }
+
+    /**
      * {@code count_tokens} from the model's pinned tokenizer when its artifacts are ready, else {@code fallback}'s
      * answer ({@link KvTokenCounter}).
      */

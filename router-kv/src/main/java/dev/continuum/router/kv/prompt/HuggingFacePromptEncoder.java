@@ -103,6 +103,16 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
                 .thenApply(this::count);
     }
 
+    @Override
+    public boolean prepare(PromptArtifacts artifacts) {
+        LoadedModel model = models.acquire(artifacts);
+        if (model == null) {
+            return false;
+        }
+        model.release();
+        return true;
+    }
+
     private PromptEncoding encode(LoadedModel model, byte[] chatBody, long deadlineNanos) {
         ChatPrompt prompt;
         try {

@@ -15,4 +15,12 @@ public interface PromptEncoder extends Lifecycle {
      * @param chatBody  the final chat-completion JSON body the shim will receive (global prompts applied)
      */
     CompletableFuture<PromptEncoding> encode(PromptArtifacts artifacts, byte[] chatBody);
+
+    /**
+     * Starts loading {@code artifacts}' tokenizer and templates in the background if they are not loaded, so the
+     * model's first request does not fall back; never waits. Returns whether they are loaded now.
+     */
+    default boolean prepare(PromptArtifacts artifacts) {
+        return true;
+    }
 }

@@ -78,6 +78,8 @@ class KvDispatchHookTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final List<PickRequest> picked = new CopyOnWriteArrayList<>();
     private final List<PromptArtifacts> encoded = new CopyOnWriteArrayList<>();
+    /** What the warm-up asked the encoder to prepare; the first ask of a key is "not loaded yet". */
+    private final List<String> prepared = new CopyOnWriteArrayList<>();
     private final List<String> encodedBodies = new CopyOnWriteArrayList<>();
     private final AtomicReference<ShimConfig> shimConfig = new AtomicReference<>(
             new ShimConfig(List.of("frontend"), List.of(), Map.of("qwen", "Qwen/Qwen3-0.6B")));
@@ -97,6 +99,13 @@ class KvDispatchHookTest {
             encoded.add(artifacts);
             encodedBodies.add(new String(chatBody, StandardCharsets.UTF_8));
             return CompletableFuture.supplyAsync(() -> new PromptEncoding.Tokens(TOKENS.clone()));
+        }
+
+        @Override
+        public boolean prepare(PromptArtifacts artifacts) {
+            boolean loaded = prepared.contains(artifacts.key());
+            prepared.add(artifacts.key());
+            return loaded;
         }
 
         @Override
@@ -217,6 +226,36 @@ class KvDispatchHookTest {
         assertThat(encoded.get(0).tokenizerConfig()).isPresent();
         assertThat(prompts(PromptResult.ENCODED)).isEqualTo(1);
         assertThat(artifacts(ArtifactResult.LOADED)).isEqualTo(2);
+    }
+
+    @Test
+    void theWarmUpFetchesAndPreparesPinnedModelsBeforeAnyRequestThenRestsUntilTheFleetChanges() {
+        ModelWarmUp warmUp = pipeline.warmUp(snapshot::get);
+        // The first passes start the artifact fetches (nothing was asked of the hook), then prepare the model.
+        await().atMost(Duration.ofSeconds(10)).until(() -> warmUp.pass() == 1);
+        assertThat(prepared).containsOnly(tokenizerHex + "+" + configHex + "+");
+        assertThat(artifacts(ArtifactResult.LOADED)).isEqualTo(2);
+        assertThat(picked).isEmpty();
+
+        // Settled: the same fleet view and config cost nothing.
+        int asked = prepared.size();
+        assertThat(warmUp.pass()).isZero();
+        assertThat(prepared).hasSize(asked);
+
+        // A new fleet view is looked at again; an unpinned model is not prepared.
+        snapshot.set(fleet(worker(1, 16), worker(2, 16)));
+        assertThat(warmUp.pass()).isEqualTo(1);
+        kv.set(config(false, Set.of()));
+        assertThat(warmUp.pass()).isZero();
+        assertThat(warmUp.pass()).isZero();
+        assertThat(prepared).hasSize(asked + 1);
+
+        // Off: nothing is resolved or prepared, pinned or not.
+        kv.set(new KvConfig(false, true, false, List.of("blake3:" + tokenizerHex, "blake3:" + configHex),
+                dir.resolve("cache").toString(), false, 1.0, 1.0, 0.0, KvConfig.ConditionalDisaggregation.DEFAULTS));
+        snapshot.set(fleet(worker(1, 16)));
+        assertThat(warmUp.pass()).isZero();
+        assertThat(prepared).hasSize(asked + 1);
     }
 
     @Test
