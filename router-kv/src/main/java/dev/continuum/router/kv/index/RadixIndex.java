@@ -607,17 +607,7 @@ public final class RadixIndex implements PrefixOverlap {
         int depth = 0;
         for (; depth < keys.length; depth++) {
             path = step(path, keys[depth]);
-            int at = -1;
-            for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-                long link = table[SLOT * i + 1];
-                if (link == 0) {
-                    break;
-                }
-                if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
-                    at = i;
-                    break;
-                }
-            }
+            int at = probe(table, mask, path, node);
             if (at < 0) {
                 break;
             }
@@ -668,6 +658,23 @@ public final class RadixIndex implements PrefixOverlap {
         return true;
     }
 
+    /**
+     * A reader's lookup of {@code node}'s child at {@code path} in a table it read once: the slot, or -1. Bounded
+     * by the table's size, so a table the writer is changing cannot hold a reader in the loop.
+     */
+    private static int probe(long[] table, int mask, long path, int node) {
+        for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+            long link = table[SLOT * i + 1];
+            if (link == 0) {
+                return -1;
+            }
+            if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /** The walk for paths holding rank ids past the bits: a sorted merge of the owner arrays at each step. */
     private boolean mergeWalk(long[] keys, Scratch s, OverlapScores out) {
         out.clear();
@@ -687,17 +694,8 @@ public final class RadixIndex implements PrefixOverlap {
         int depth = 0;
         for (; depth < keys.length; depth++) {
             path = step(path, keys[depth]);
-            int child = 0;
-            for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-                long link = table[SLOT * i + 1];
-                if (link == 0) {
-                    break;
-                }
-                if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
-                    child = (int) link;
-                    break;
-                }
-            }
+            int at = probe(table, mask, path, node);
+            int child = at < 0 ? 0 : (int) table[SLOT * at + 1];
             if (child < 0 || child >= nodes) {
                 throw TORN; // only in a race: the stamp will not validate
             }
