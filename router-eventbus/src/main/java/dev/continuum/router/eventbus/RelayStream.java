@@ -15,7 +15,11 @@ import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
+import dev.continuum.router.core.logging.LogSafe;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -26,6 +30,10 @@ import org.jspecify.annotations.Nullable;
  * sides run on the bus connection's event loop.
  */
 final class RelayStream {
+    private static final Logger LOG = LoggerFactory.getLogger(RelayStream.class);
+    /** The {@code stream_closed} code when the upstream's certificate or handshake was refused. */
+    static final String TLS_FAILED = "target_tls_failed";
+
     private final BrokerAgent agent;
     private final Channel connection;
     private final String streamId;
@@ -50,7 +58,7 @@ final class RelayStream {
                 .handler(new io.netty.channel.ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        for (io.netty.channel.ChannelHandler h : target.handlers().get()) {
+                        for (io.netty.channel.ChannelHandler h : target.handlers().apply(ch)) {
                             ch.pipeline().addLast(h);
                         }
                         ch.pipeline().addLast(new UpstreamHandler());
@@ -67,7 +75,24 @@ final class RelayStream {
                         f.channel().close();
                         return;
                     }
-                    openStream();
+                    SslHandler tls = f.channel().pipeline().get(SslHandler.class);
+                    if (tls == null) {
+                        openStream();
+                        return;
+                    }
+                    // Relay only a verified upstream: a refused certificate closes the command, not an open stream.
+                    tls.handshakeFuture().addListener(h -> {
+                        if (h.isSuccess()) {
+                            if (!closed) {
+                                openStream();
+                            }
+                            return;
+                        }
+                        String reason = BackendTls.reason(h.cause());
+                        LOG.warn("relay {}: TLS to {}:{} refused ({}): {}", streamId, LogSafe.escape(target.host()),
+                                target.port(), reason, LogSafe.escape(String.valueOf(h.cause().getMessage())));
+                        end(TLS_FAILED, "TLS to the upstream failed: " + reason);
+                    });
                 });
     }
 
