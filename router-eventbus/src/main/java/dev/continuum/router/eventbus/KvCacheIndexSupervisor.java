@@ -1,17 +1,19 @@
 package dev.continuum.router.eventbus;
 
 import dev.continuum.router.core.lifecycle.StartStopSupport;
+import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import dev.continuum.router.core.logging.LogSafe;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +29,7 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
     private final EventBus bus;
     private final BackendKvIndex index = new BackendKvIndex();
     private final KvSourceMetrics metrics;
-    private final java.time.Clock clock;
+    private final Clock clock;
     private final Map<String, KvEventSource> running = new HashMap<>();
     /** The running sources in configuration order, replaced whole on each change: the admin view reads it unlocked. */
     private volatile List<KvEventSource> published = List.of();
@@ -35,12 +37,12 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
     private @Nullable EventLoopGroup group;
 
     public KvCacheIndexSupervisor(EventBus bus, MeterRegistry registry, KvCacheIndexConfig initial) {
-        this(bus, registry, initial, java.time.Clock.systemUTC());
+        this(bus, registry, initial, Clock.systemUTC());
     }
 
     /** @param clock the wall clock of the admin view's {@code last_event_at} and {@code last_error_at} */
     public KvCacheIndexSupervisor(EventBus bus, MeterRegistry registry, KvCacheIndexConfig initial,
-                                  java.time.Clock clock) {
+                                  Clock clock) {
         this.bus = bus;
         this.metrics = new KvSourceMetrics(registry, index);
         this.config = initial;
@@ -53,7 +55,7 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
      */
     public List<KvSourceView> views() {
         List<KvEventSource> sources = published;
-        List<KvSourceView> rows = new java.util.ArrayList<>(sources.size());
+        List<KvSourceView> rows = new ArrayList<>(sources.size());
         for (KvEventSource source : sources) {
             rows.add(source.view());
         }
@@ -122,7 +124,7 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
     }
 
     private void publish(KvCacheIndexConfig next) {
-        List<KvEventSource> ordered = new java.util.ArrayList<>();
+        List<KvEventSource> ordered = new ArrayList<>();
         for (KvCacheIndexConfig.Source s : next.sources()) {
             KvEventSource source = running.get(s.backend());
             if (source != null) {

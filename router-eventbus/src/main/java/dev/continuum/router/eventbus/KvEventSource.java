@@ -5,11 +5,21 @@ import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.ReferenceCountUtil;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,9 +52,8 @@ final class KvEventSource {
     private final int maxBlocks;
     private final int maxEventBytes;
 
-    private final java.time.Clock clock;
-    private final java.util.concurrent.atomic.AtomicLongArray failureCounts =
-            new java.util.concurrent.atomic.AtomicLongArray(Failure.values().length);
+    private final Clock clock;
+    private final AtomicLongArray failureCounts = new AtomicLongArray(Failure.values().length);
     private volatile @Nullable Long cursor;
     private volatile long lastEventAtMillis; // 0: none yet
     private KvSourceMetrics.@Nullable State state;
@@ -59,7 +68,7 @@ final class KvEventSource {
 
     KvEventSource(KvCacheIndexConfig.Source source, KvStreamOpener opener, @Nullable EventBus bus,
                   BackendKvIndex index, KvSourceMetrics metrics, ScheduledExecutorService timer, int maxBlocks,
-                  int maxEventBytes, java.time.Clock clock) {
+                  int maxEventBytes, Clock clock) {
         this.source = source;
         this.opener = opener;
         this.bus = bus;
@@ -86,7 +95,7 @@ final class KvEventSource {
         EVENT_BUS;
 
         String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -107,14 +116,14 @@ final class KvEventSource {
         Status s = status;
         KvStreamOpener.Carrier c = s.carrier();
         long at = lastEventAtMillis;
-        java.util.Map<String, Long> counts = new java.util.LinkedHashMap<>();
+        Map<String, Long> counts = new LinkedHashMap<>();
         for (Failure f : Failure.values()) {
             counts.put(f.label(), failureCounts.get(f.ordinal()));
         }
         return new KvSourceView(source.backend(), source.transport().yamlName(), s.state().label(),
                 c == null ? null : c.kvListener(), c == null ? null : c.clientId(), cursor,
-                index.size(source.backend()), at == 0 ? null : java.time.Instant.ofEpochMilli(at), s.lastError(),
-                s.lastError() == null ? null : java.time.Instant.ofEpochMilli(s.lastErrorAt()), counts);
+                index.size(source.backend()), at == 0 ? null : Instant.ofEpochMilli(at), s.lastError(),
+                s.lastError() == null ? null : Instant.ofEpochMilli(s.lastErrorAt()), counts);
     }
 
     KvCacheIndexConfig.Source source() {
@@ -233,8 +242,7 @@ final class KvEventSource {
 
     private static Failure failureKind(Throwable cause) {
         if (cause instanceof BusStreamException bus) {
-            return RelayStream.TLS_FAILED.equals(bus.code()) ? Failure.TLS
-                    : Failure.EVENT_BUS;
+            return RelayStream.TLS_FAILED.equals(bus.code()) ? Failure.TLS : Failure.EVENT_BUS;
         }
         return BackendTls.isTls(cause) ? Failure.TLS : Failure.CONNECT;
     }
@@ -242,20 +250,20 @@ final class KvEventSource {
     /** Words from a closed set (the bus's code is restricted to [A-Za-z0-9_.-]{1,64}): never a peer's free text. */
     private static String failureReason(Failure kind, Throwable cause) {
         if (cause instanceof BusStreamException bus) {
-            String what = bus.reason().name().toLowerCase(java.util.Locale.ROOT);
+            String what = bus.reason().name().toLowerCase(Locale.ROOT);
             return kind == Failure.TLS ? "tls: refused by the kv-listener (target_tls_failed)"
                     : "event_bus: " + what + (bus.code().isEmpty() ? "" : " (" + bus.code() + ")");
         }
         if (kind == Failure.TLS) {
             return "tls: " + BackendTls.reason(cause);
         }
-        if (cause instanceof io.netty.channel.ConnectTimeoutException) {
+        if (cause instanceof ConnectTimeoutException) {
             return "connect: timed out";
         }
-        if (cause instanceof java.net.ConnectException) {
+        if (cause instanceof ConnectException) {
             return "connect: refused";
         }
-        if (cause instanceof java.net.UnknownHostException || cause instanceof java.nio.channels.UnresolvedAddressException) {
+        if (cause instanceof UnknownHostException || cause instanceof UnresolvedAddressException) {
             return "connect: unknown host";
         }
         return "connect: failed";

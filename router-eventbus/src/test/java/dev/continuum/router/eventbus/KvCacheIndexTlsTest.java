@@ -192,6 +192,17 @@ class KvCacheIndexTlsTest {
     }
 
     @Test
+    void aKvListenerRefusesACertificateThatDoesNotNameTheHost() throws Exception {
+        SseBackend backend = backend(localhostOnly);
+        KvCacheIndexSupervisor supervisor = index(relayed());
+        BrokerAgent agent = kvListener(backend.url("127.0.0.1"), Map.of("vllm-1", trust));
+        await().atMost(Duration.ofSeconds(15)).until(() -> tlsFailures() >= 1);
+        assertThat(row(supervisor).lastError()).isEqualTo("tls: refused by the kv-listener (target_tls_failed)");
+        assertThat(backend.resumes).isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> agent.relayCount() == 0 && streamsOf("kv-listener-a") == 0);
+    }
+
+    @Test
     void aKvListenerWithoutACaBundleUsesTheJdkTrustStoreAndRefusesATestCa() throws Exception {
         SseBackend backend = backend(trusted);
         KvCacheIndexSupervisor supervisor = index(relayed());

@@ -197,6 +197,23 @@ class KvListenerRelayTest {
     }
 
     @Test
+    void aDirectSourceShowsABackendThatAnswersSomethingElseThanAnEventStream() throws Exception {
+        backend = backend();
+        backend.status = 503;
+        KvCacheIndexSupervisor supervisor = index(
+                new KvCacheIndexConfig.Source("vllm-1", KvCacheIndexConfig.Transport.DIRECT, backend.url()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> only(supervisor).view().failures().get("http") >= 1);
+        assertThat(only(supervisor).view().lastError()).isEqualTo("http: answered 503, not text/event-stream");
+        assertThat(supervisor.index().size("vllm-1")).isZero();
+        // Once it serves the stream, the source reads it.
+        backend.status = 200;
+        await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
+        backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[1]}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 1);
+        assertThat(only(supervisor).view().state()).isEqualTo("connected");
+    }
+
+    @Test
     void aDrainingKvListenerHandsTheStreamToAnother() throws Exception {
         backend = backend();
         KvCacheIndexSupervisor supervisor = index(

@@ -36,6 +36,8 @@ final class SseBackend implements AutoCloseable {
     final List<String> resumes = new CopyOnWriteArrayList<>();
     private final Set<HttpExchange> open = ConcurrentHashMap.newKeySet();
     volatile boolean honorResume = true;
+    /** The status every request is answered with; anything but 200 comes with no body and no SSE type. */
+    volatile int status = 200;
     private volatile boolean closed;
     private final String scheme;
 
@@ -93,6 +95,12 @@ final class SseBackend implements AutoCloseable {
     private void serve(HttpExchange exchange) throws IOException {
         String last = exchange.getRequestHeaders().getFirst("Last-Event-ID");
         resumes.add(last == null ? "" : last);
+        if (status != 200) {
+            exchange.getResponseHeaders().set("Content-Type", "text/plain");
+            exchange.sendResponseHeaders(status, -1);
+            exchange.close();
+            return;
+        }
         exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
         exchange.sendResponseHeaders(200, 0);
         open.add(exchange);
