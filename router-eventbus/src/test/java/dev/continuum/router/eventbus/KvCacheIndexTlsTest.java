@@ -212,6 +212,27 @@ class KvCacheIndexTlsTest {
         assertThat(supervisor.index().size("vllm-1")).isZero();
     }
 
+    @Test
+    void theKvListenerProcessReadsItsFilesTlsCaAndRelaysTheHttpsStream(@TempDir Path dir) throws Exception {
+        SseBackend backend = backend(trusted);
+        KvCacheIndexSupervisor supervisor = index(relayed());
+        Path token = java.nio.file.Files.writeString(dir.resolve("token"), BusFixture.TOKEN_KV + "\n");
+        Path file = java.nio.file.Files.writeString(dir.resolve("kv-listener.yaml"), "bus:\n"
+                + "  url: \"https://127.0.0.1:" + fixture.listener.localAddress().getPort() + "\"\n"
+                + "  client_id: kv-listener-a\n  token_file: \"" + token + "\"\n"
+                + "  tls: {ca: \"" + fixture.certs.caCert() + "\"}\n"
+                + "sources:\n  - {backend: vllm-1, url: \"" + backend.url() + "\", tls: {ca: \"" + trusted.caCert()
+                + "\"}}\n");
+        KvListenerConfig.Result loaded = KvListenerConfig.load(file, Map.of());
+        assertThat(loaded.problems()).isEmpty();
+        KvListenerProcess process = KvListenerProcess.start(java.util.Objects.requireNonNull(loaded.config()));
+        closeAfter.add(process::close);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
+        backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[21,22]}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 2);
+        assertThat(tlsFailures()).isZero();
+    }
+
     private int streamsOf(String entryId) {
         for (BusSession s : bus.sessions()) {
             if (s.entryId().equals(entryId)) {

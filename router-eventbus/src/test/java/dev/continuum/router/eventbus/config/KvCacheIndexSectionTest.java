@@ -104,6 +104,23 @@ class KvCacheIndexSectionTest {
     }
 
     @Test
+    void aSourceIsEqualAcrossReloadsUntilItsCaCertificatesChange(@TempDir Path dir) throws Exception {
+        Path ca = dir.resolve("ca.pem");
+        Files.copy(TestCertificates.generate(dir.resolve("one"), List.of("a")).caCert(), ca);
+        String yaml = """
+                dynamo:
+                  kv_cache_index:
+                    sources: [{backend: vllm-1, url: "https://vllm-1/kv/events", tls: {ca_cert: "%s"}}]
+                """.formatted(ca);
+        KvCacheIndexConfig.Source first = load(yaml).orThrow().dynamo().section(SECTION).sources().get(0);
+        assertThat(load(yaml).orThrow().dynamo().section(SECTION).sources().get(0)).isEqualTo(first);
+        // The supervisor restarts a source whose entry is no longer equal: a new CA in the same file is one.
+        Files.copy(TestCertificates.generate(dir.resolve("two"), List.of("a")).caCert(), ca,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThat(load(yaml).orThrow().dynamo().section(SECTION).sources().get(0)).isNotEqualTo(first);
+    }
+
+    @Test
     void aTlsBlockOutsideHttpsAndAnUnusableCaAreErrorsAtTheirPaths(@TempDir Path dir) throws Exception {
         Path notPem = Files.writeString(dir.resolve("not.pem"), "-----BEGIN CERTIFICATE-----\nnope\n");
         LoadResult r = load("""
