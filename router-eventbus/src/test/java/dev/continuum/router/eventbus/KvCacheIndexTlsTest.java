@@ -25,9 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code https} KV-event streams against a real TLS server (the JDK's, {@link SseBackend} with a certificate from
  * a CA generated here), read by the router directly and relayed by a real kv-listener over the real bus: a
- * trusted CA works and resumes after a drop; a certificate from another CA and one that does not name the host are
- * refused before any HTTP request reaches the backend, counted ({@code failures.tls}) and shown with their
- * reason in the source's admin row, and leave no stream or relay behind.
+ * trusted CA works (TLS 1.3, and 1.2 against a server that speaks only that) and resumes after a drop; a
+ * certificate from another CA and one that does not name the host are refused before any HTTP request reaches
+ * the backend, counted ({@code failures.tls}) and shown with their reason in the source's admin row, and leave
+ * no stream or relay behind.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
@@ -131,6 +132,17 @@ class KvCacheIndexTlsTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 2);
         assertThat(backend.resumes).containsExactly("", "2");
         assertThat(row(supervisor).lastEventId()).isEqualTo(3L);
+        assertThat(tlsFailures()).isZero();
+    }
+
+    @Test
+    void aBackendThatSpeaksOnlyTls12IsReadToo() throws Exception {
+        SseBackend backend = new SseBackend(trusted, new String[] {"TLSv1.2"});
+        closeAfter.add(backend);
+        KvCacheIndexSupervisor supervisor = index(direct(backend.url(), trust));
+        await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
+        backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[1]}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 1);
         assertThat(tlsFailures()).isZero();
     }
 

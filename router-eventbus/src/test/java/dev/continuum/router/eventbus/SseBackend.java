@@ -3,6 +3,7 @@ package dev.continuum.router.eventbus;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import dev.continuum.router.testing.TestCertificates;
 import io.netty.handler.ssl.JdkSslContext;
@@ -19,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import javax.net.ssl.SSLParameters;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -47,6 +49,11 @@ final class SseBackend implements AutoCloseable {
 
     /** @param tls the server certificate and key to serve https with; null for plain http */
     SseBackend(@Nullable TestCertificates tls) throws IOException {
+        this(tls, null);
+    }
+
+    /** @param protocols the only TLS versions the server speaks (null: the JDK's defaults) */
+    SseBackend(@Nullable TestCertificates tls, String @Nullable [] protocols) throws IOException {
         InetSocketAddress any = new InetSocketAddress("127.0.0.1", 0);
         if (tls == null) {
             server = HttpServer.create(any, 16);
@@ -54,7 +61,16 @@ final class SseBackend implements AutoCloseable {
             HttpsServer https = HttpsServer.create(any, 16);
             JdkSslContext context = (JdkSslContext) SslContextBuilder.forServer(tls.serverCert().toFile(),
                     tls.serverKey().toFile()).sslProvider(SslProvider.JDK).build();
-            https.setHttpsConfigurator(new HttpsConfigurator(context.context()));
+            https.setHttpsConfigurator(new HttpsConfigurator(context.context()) {
+                @Override
+                public void configure(HttpsParameters params) {
+                    SSLParameters p = getSSLContext().getDefaultSSLParameters();
+                    if (protocols != null) {
+                        p.setProtocols(protocols);
+                    }
+                    params.setSSLParameters(p);
+                }
+            });
             server = https;
         }
         scheme = tls == null ? "http" : "https";
