@@ -9,6 +9,7 @@ import dev.continuum.router.discovery.admin.DynamoWorkersJson;
 import dev.continuum.router.load.ChannelFamilyView;
 import dev.continuum.router.load.LoadAdminView;
 import dev.continuum.router.load.LoadSupervisor;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -17,8 +18,8 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /admin/dynamo/workers}: discovery's view of the fleet (always, {@code "enabled": false}
  * when discovery is off) with the load and KV subsystems' {@code load_publishers}, {@code kv_event_publishers}
  * and {@code subscriptions} (kv_metrics, then kv-events) merged in, then {@code broker_coverage} (null unless
- * {@code dynamo.load.transport} is {@code broker}). The renderers already leave out transport addresses and raw
- * cards.
+ * {@code dynamo.load.transport} is {@code broker}), then {@code kv_cache_index_sources} (the backend KV cache
+ * index's SSE sources, one row each). The renderers already leave out transport addresses and raw cards.
  */
 public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -27,6 +28,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private final LoadSupervisor load;
     private final ChannelFamilyView kvEvents;
     private final Supplier<@Nullable Object> brokerCoverage;
+    private final Supplier<? extends List<?>> kvCacheIndexSources;
 
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load) {
         this(registry, load, ChannelFamilyView.NONE);
@@ -43,10 +45,21 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
      */
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents,
                                  Supplier<@Nullable Object> brokerCoverage) {
+        this(registry, load, kvEvents, brokerCoverage, List::of);
+    }
+
+    /**
+     * @param kvCacheIndexSources the {@code dynamo.kv_cache_index} sources' rows now (JSON-shaped), read without a
+     *                            lock
+     */
+    public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents,
+                                 Supplier<@Nullable Object> brokerCoverage,
+                                 Supplier<? extends List<?>> kvCacheIndexSources) {
         this.registry = registry;
         this.load = load;
         this.kvEvents = kvEvents;
         this.brokerCoverage = brokerCoverage;
+        this.kvCacheIndexSources = kvCacheIndexSources;
     }
 
     @Override
@@ -56,6 +69,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
             body.set(e.getKey(), JSON.valueToTree(e.getValue()));
         }
         body.set("broker_coverage", JSON.valueToTree(brokerCoverage.get()));
+        body.set("kv_cache_index_sources", JSON.valueToTree(kvCacheIndexSources.get()));
         return LocalResponse.json(200, JSON.writeValueAsBytes(body));
     }
 }

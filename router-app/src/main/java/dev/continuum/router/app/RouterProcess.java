@@ -207,7 +207,8 @@ final class RouterProcess implements AutoCloseable {
                 () -> store.renderer().tree(store.current()),
                 store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
-                        new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView))
+                        new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView,
+                                kvCacheIndex::adminView))
                 .build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)

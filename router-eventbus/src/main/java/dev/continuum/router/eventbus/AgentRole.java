@@ -2,9 +2,10 @@ package dev.continuum.router.eventbus;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * What differs between the two agents that share {@link BrokerAgent}'s session code: what {@code hello} declares
@@ -25,9 +26,10 @@ interface AgentRole {
      * Dial {@code host:port} and relay what the upstream sends.
      *
      * @param handlers the handlers that sit between the socket and the relay (none for raw ZMTP bytes); a fresh
-     *                 list per connection, since Netty handlers are not shared
+     *                 list per connection, since Netty handlers are not shared. An {@link io.netty.handler.ssl.SslHandler}
+     *                 among them makes the relay open its data stream only once the handshake succeeded.
      */
-    record Upstream(String host, int port, Supplier<List<ChannelHandler>> handlers) implements Choice {
+    record Upstream(String host, int port, Function<Channel, List<ChannelHandler>> handlers) implements Choice {
     }
 
     /** Answer {@code stream_closed} with this code. */

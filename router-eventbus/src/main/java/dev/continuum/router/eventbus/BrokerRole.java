@@ -34,6 +34,6 @@ final class BrokerRole implements AgentRole {
         if (!advertised.advertises(namespace, host, port)) {
             return new Refusal("target_not_advertised", "no DynamoWorkerMetadata of this namespace advertises it");
         }
-        return new Upstream(host, port, List::of);
+        return new Upstream(host, port, channel -> List.of());
     }
 }

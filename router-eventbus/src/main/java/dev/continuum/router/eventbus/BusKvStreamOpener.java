@@ -33,7 +33,7 @@ final class BusKvStreamOpener implements KvStreamOpener {
             result.complete(new Opened(ch, () -> {
                 stream.close();
                 ch.close();
-            }, stream::carrierLost));
+            }, stream::carrierLost, new Carrier(stream.brokerId(), stream.command().session().clientId())));
         });
         return result;
     }

@@ -1,5 +1,6 @@
 package dev.continuum.router.eventbus;
 
+import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -9,26 +10,34 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import java.net.URI;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
  * {@code transport: direct}: the router dials the backend's {@code url} itself, with the same bounded HTTP/1.1
- * request and answer checks the kv-listener uses ({@link SseUpstream}).
+ * request and answer checks the kv-listener uses ({@link SseUpstream}), over TLS for an {@code https} URL
+ * ({@link BackendTls}). The stream counts as open once connected and, over TLS, once the handshake verified the
+ * backend; a refused certificate fails the open with the handshake's exception.
  */
 final class DirectKvStreamOpener implements KvStreamOpener {
     private final EventLoopGroup group;
     private final URI url;
+    private final @Nullable SslContext tls;
 
-    DirectKvStreamOpener(EventLoopGroup group, URI url) {
+    DirectKvStreamOpener(EventLoopGroup group, KvCacheIndexConfig.Source source) {
         this.group = group;
-        this.url = url;
+        this.url = Objects.requireNonNull(source.url());
+        this.tls = BackendTls.isHttps(url)
+                ? BackendTls.context(source.tls() == null ? null : source.tls().caCert()) : null;
     }
 
     @Override
     public CompletableFuture<Opened> open(String backend, @Nullable Long lastEventId, ChannelHandler consumer) {
-        int port = url.getPort() == -1 ? 80 : url.getPort();
+        int port = BackendTls.port(url);
         CompletableFuture<Opened> result = new CompletableFuture<>();
         new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) AgentSettings.CONNECT_BUDGET.toMillis())
@@ -36,6 +45,9 @@ final class DirectKvStreamOpener implements KvStreamOpener {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast(BackendTls.handler(tls, ch, url));
+                        }
                         ch.pipeline().addLast(new HttpClientCodec(KvListenerRole.MAX_INITIAL_LINE,
                                 KvListenerRole.MAX_HEADER_BYTES, KvListenerRole.MAX_CHUNK_BYTES));
                         ch.pipeline().addLast(new SseUpstream(url, port, lastEventId));
@@ -44,12 +56,24 @@ final class DirectKvStreamOpener implements KvStreamOpener {
                 })
                 .connect(url.getHost(), port)
                 .addListener((ChannelFutureListener) f -> {
-                    if (f.isSuccess()) {
-                        Channel ch = f.channel();
-                        result.complete(new Opened(ch, ch::close, () -> false));
-                    } else {
+                    if (!f.isSuccess()) {
                         result.completeExceptionally(f.cause());
+                        return;
                     }
+                    Channel ch = f.channel();
+                    SslHandler ssl = ch.pipeline().get(SslHandler.class);
+                    if (ssl == null) {
+                        result.complete(new Opened(ch, ch::close, () -> false, null));
+                        return;
+                    }
+                    ssl.handshakeFuture().addListener(h -> {
+                        if (h.isSuccess()) {
+                            result.complete(new Opened(ch, ch::close, () -> false, null));
+                        } else {
+                            ch.close();
+                            result.completeExceptionally(h.cause());
+                        }
+                    });
                 });
         return result;
     }

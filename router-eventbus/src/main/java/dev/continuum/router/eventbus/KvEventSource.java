@@ -5,11 +5,21 @@ import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.ReferenceCountUtil;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +33,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Its control state changes under its own monitor (open, end, stop: rare); events are applied on the
  * stream's event loop without it. Only the current stream's events are applied (each stream has a generation).
+ * What the admin view reads ({@link #view}) is an immutable {@link Status} replaced on each change of state, and
+ * volatile fields the event path writes: no reader takes the monitor.
  */
 final class KvEventSource {
     private static final Logger LOG = LoggerFactory.getLogger(KvEventSource.class);
     static final Duration RECONNECT_FLOOR = Duration.ofMillis(500);
     static final Duration RECONNECT_CEILING = Duration.ofSeconds(30);
+    /** The reasons are short phrases; the bound only guards against a future one that is not. */
+    static final int MAX_ERROR_CHARS = 160;
 
     private final KvCacheIndexConfig.Source source;
     private final KvStreamOpener opener;
@@ -38,18 +52,23 @@ final class KvEventSource {
     private final int maxBlocks;
     private final int maxEventBytes;
 
+    private final Clock clock;
+    private final AtomicLongArray failureCounts = new AtomicLongArray(Failure.values().length);
     private volatile @Nullable Long cursor;
+    private volatile long lastEventAtMillis; // 0: none yet
     private KvSourceMetrics.@Nullable State state;
+    private volatile Status status = new Status(KvSourceMetrics.State.CONNECTING, null, null, 0);
     private volatile int generation;
     private volatile int failures;
     private volatile boolean delivered; // the current stream applied an event
+    private volatile SseUpstream.@Nullable Refused refused; // the current stream's answer was not an SSE stream
     private volatile boolean stopped;
     private KvStreamOpener.@Nullable Opened current;
     private @Nullable AutoCloseable pendingWake;
 
     KvEventSource(KvCacheIndexConfig.Source source, KvStreamOpener opener, @Nullable EventBus bus,
                   BackendKvIndex index, KvSourceMetrics metrics, ScheduledExecutorService timer, int maxBlocks,
-                  int maxEventBytes) {
+                  int maxEventBytes, Clock clock) {
         this.source = source;
         this.opener = opener;
         this.bus = bus;
@@ -58,6 +77,53 @@ final class KvEventSource {
         this.timer = timer;
         this.maxBlocks = maxBlocks;
         this.maxEventBytes = maxEventBytes;
+        this.clock = clock;
+    }
+
+    /**
+     * Why an attempt to open or read a stream failed (a stream that ends after its answer is not a failure). Counted
+     * per source in the admin view, not as a metric family: the dashboard charts every exported family.
+     */
+    enum Failure {
+        /** The TLS handshake was refused: an untrusted certificate, a host mismatch, no common protocol. */
+        TLS,
+        /** No TCP connection (refused, timed out, unknown host). */
+        CONNECT,
+        /** The backend answered, but not {@code 200 text/event-stream} (direct sources; a kv-listener logs it). */
+        HTTP,
+        /** The bus could not open the stream (other than no session: that source is {@code pending}). */
+        EVENT_BUS;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /**
+     * What the admin view shows besides the counters: replaced whole, under the monitor, when the state, the carrier
+     * or the last error changes.
+     *
+     * @param carrier     the kv-listener session relaying the stream now, or null
+     * @param lastError   the last failure or end, in words from a closed set; null before the first
+     * @param lastErrorAt its wall-clock time in epoch milliseconds
+     */
+    record Status(KvSourceMetrics.State state, KvStreamOpener.@Nullable Carrier carrier, @Nullable String lastError,
+                  long lastErrorAt) {
+    }
+
+    /** The admin view's row, from the current status and counters; takes no lock. */
+    KvSourceView view() {
+        Status s = status;
+        KvStreamOpener.Carrier c = s.carrier();
+        long at = lastEventAtMillis;
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (Failure f : Failure.values()) {
+            counts.put(f.label(), failureCounts.get(f.ordinal()));
+        }
+        return new KvSourceView(source.backend(), source.transport().yamlName(), s.state().label(),
+                c == null ? null : c.kvListener(), c == null ? null : c.clientId(), cursor,
+                index.size(source.backend()), at == 0 ? null : Instant.ofEpochMilli(at), s.lastError(),
+                s.lastError() == null ? null : Instant.ofEpochMilli(s.lastErrorAt()), counts);
     }
 
     KvCacheIndexConfig.Source source() {
@@ -97,6 +163,18 @@ final class KvEventSource {
     private void setState(KvSourceMetrics.@Nullable State next) {
         metrics.state(state, next);
         state = next;
+        if (next != null) {
+            Status s = status;
+            // Only a connected stream has a carrier.
+            status = new Status(next, next == KvSourceMetrics.State.CONNECTED ? s.carrier() : null, s.lastError(),
+                    s.lastErrorAt());
+        }
+    }
+
+    /** Records why the last attempt failed or ended (under the monitor). */
+    private void error(String reason) {
+        Status s = status;
+        status = new Status(s.state(), s.carrier(), LogSafe.escape(reason, MAX_ERROR_CHARS), clock.millis());
     }
 
     private void closeWake() {
@@ -117,6 +195,7 @@ final class KvEventSource {
         }
         int gen = ++generation;
         delivered = false;
+        refused = null;
         setState(KvSourceMetrics.State.CONNECTING);
         opener.open(source.backend(), cursor, new Consumer(gen)).whenComplete((opened, error) -> {
             boolean late;
@@ -124,6 +203,8 @@ final class KvEventSource {
                 late = stopped || gen != generation;
                 if (!late && error == null) {
                     current = opened;
+                    Status st = status;
+                    status = new Status(st.state(), opened.carrier(), st.lastError(), st.lastErrorAt());
                     setState(KvSourceMetrics.State.CONNECTED);
                 }
             }
@@ -150,9 +231,42 @@ final class KvEventSource {
             pendingWake = this.bus.onSessionsChanged(() -> timer.execute(() -> wake(gen)));
             return;
         }
-        LOG.warn("kv_cache_index source {}: cannot open its stream: {}", LogSafe.escape(source.backend()),
-                LogSafe.escape(String.valueOf(cause.getMessage())));
+        Failure kind = failureKind(cause);
+        String reason = failureReason(kind, cause);
+        failureCounts.incrementAndGet(kind.ordinal());
+        error(reason);
+        LOG.warn("kv_cache_index source {}: cannot open its stream: {} ({})", LogSafe.escape(source.backend()),
+                reason, LogSafe.escape(String.valueOf(cause.getMessage())));
         retry(backoff());
+    }
+
+    private static Failure failureKind(Throwable cause) {
+        if (cause instanceof BusStreamException bus) {
+            return RelayStream.TLS_FAILED.equals(bus.code()) ? Failure.TLS : Failure.EVENT_BUS;
+        }
+        return BackendTls.isTls(cause) ? Failure.TLS : Failure.CONNECT;
+    }
+
+    /** Words from a closed set (the bus's code is restricted to [A-Za-z0-9_.-]{1,64}): never a peer's free text. */
+    private static String failureReason(Failure kind, Throwable cause) {
+        if (cause instanceof BusStreamException bus) {
+            String what = bus.reason().name().toLowerCase(Locale.ROOT);
+            return kind == Failure.TLS ? "tls: refused by the kv-listener (target_tls_failed)"
+                    : "event_bus: " + what + (bus.code().isEmpty() ? "" : " (" + bus.code() + ")");
+        }
+        if (kind == Failure.TLS) {
+            return "tls: " + BackendTls.reason(cause);
+        }
+        if (cause instanceof ConnectTimeoutException) {
+            return "connect: timed out";
+        }
+        if (cause instanceof ConnectException) {
+            return "connect: refused";
+        }
+        if (cause instanceof UnknownHostException || cause instanceof UnresolvedAddressException) {
+            return "connect: unknown host";
+        }
+        return "connect: failed";
     }
 
     private synchronized void wake(int gen) {
@@ -169,7 +283,15 @@ final class KvEventSource {
         current = null;
         // A carrier that went away (a kv-listener drained or died) is not the stream's fault: reopen at the floor,
         // on another session. Nor is the end of a stream that delivered events.
-        boolean fast = opened.carrierLost().getAsBoolean() || delivered;
+        boolean lost = opened.carrierLost().getAsBoolean();
+        boolean fast = lost || delivered;
+        SseUpstream.Refused refused = this.refused;
+        if (refused != null) {
+            failureCounts.incrementAndGet(Failure.HTTP.ordinal());
+            error(refused.reason());
+        } else {
+            error(lost ? "event_bus: the kv-listener drained or went away" : "stream: ended");
+        }
         retry(fast ? RECONNECT_FLOOR : backoff());
     }
 
@@ -225,6 +347,7 @@ final class KvEventSource {
         advance(eventId);
         failures = 0;
         delivered = true;
+        lastEventAtMillis = clock.millis();
         metrics.event(KvSourceMetrics.Result.APPLIED);
     }
 
@@ -258,6 +381,17 @@ final class KvEventSource {
         @Override
         public void event(@Nullable String id, String type, String data) {
             apply(gen, id, data);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof SseUpstream.Refused r) {
+                if (gen == generation) {
+                    refused = r;
+                }
+                return;
+            }
+            ctx.fireUserEventTriggered(evt);
         }
 
         @Override

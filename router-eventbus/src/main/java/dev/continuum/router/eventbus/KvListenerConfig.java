@@ -4,6 +4,7 @@ import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.internal.TreeNode;
+import dev.continuum.router.eventbus.config.BackendTrust;
 import dev.continuum.router.eventbus.config.EventBusSection;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -26,16 +27,26 @@ import org.jspecify.annotations.Nullable;
  * sources:                              # 1..64, each backend in the entry's backends grant
  *   - backend: vllm-1
  *     url: http://vllm-1.dynamo:8000/kv/events
+ *   - backend: vllm-2
+ *     url: https://vllm-2.dynamo:8443/kv/events
+ *     tls: {ca: /etc/continuum-kv-listener/backend-ca.pem}   # optional: else the JDK's trust store
  * </pre>
  *
  * Every problem names its field path; the token is never echoed.
  *
  * @param agent   how to reach and authenticate to the bus
  * @param sources each announced backend's SSE URL, in file order
+ * @param trust   the CA bundle of each {@code https} source that names one ({@code sources[].tls.ca}); the others
+ *                are verified against the JDK's trust store
  */
-public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources) {
+public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources, Map<String, BackendTrust> trust) {
     public KvListenerConfig {
         sources = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(sources));
+        trust = Map.copyOf(trust);
+    }
+
+    public KvListenerConfig(AgentSettings agent, Map<String, URI> sources) {
+        this(agent, sources, Map.of());
     }
 
     public record Result(@Nullable KvListenerConfig config, List<Problem> problems) {
@@ -63,10 +74,12 @@ public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources) {
             sourcesNode.error(entries.size() + " entries (expected: at most " + EventBusSection.MAX_BACKENDS + ")");
         }
         Map<String, URI> sources = new LinkedHashMap<>();
+        Map<String, BackendTrust> trust = new LinkedHashMap<>();
         for (ConfigNode entry : entries) {
             ConfigNode backendNode = entry.get("backend");
             String backend = backendNode.asStringOrNull();
             URI url = url(entry.get("url"));
+            BackendTrust ca = url == null ? null : ca(entry.get("tls"), url);
             if (backend == null || backend.isEmpty()
                     || backend.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 128) {
                 backendNode.error((backend == null ? "missing" : Problems.render(backend))
@@ -75,37 +88,52 @@ public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources) {
                 backendNode.error(Problems.render(backend) + " (expected: each backend once)");
             } else if (url != null) {
                 sources.put(backend, url);
+                if (ca != null) {
+                    trust.put(backend, ca);
+                }
             }
         }
         if (problems.hasErrors() || bus == null) {
             return null;
         }
-        return new KvListenerConfig(bus.settings(List.of()), sources);
+        return new KvListenerConfig(bus.settings(List.of()), sources, trust);
     }
 
-    /** Plain {@code http} only: the listener sits next to the backends in the cluster (TLS to them: not yet). */
+    /** {@code sources[].tls}: only for https; {@code ca} as the bus block names its CA. */
+    private static @Nullable BackendTrust ca(ConfigNode tls, URI url) {
+        if (!tls.isPresent() && tls.kind() != ConfigNode.Kind.NULL) {
+            return null;
+        }
+        if (!"https".equals(url.getScheme())) {
+            tls.error("set (expected: only with an https:// url)");
+            return null;
+        }
+        if (tls.isPresent() && tls.kind() != ConfigNode.Kind.MAP) {
+            tls.invalid("a map with ca");
+            return null;
+        }
+        ConfigNode ca = tls.get("ca");
+        return ca.isPresent() ? BackendTrust.bind(ca) : null;
+    }
+
+    /** {@code http}, or {@code https} verified as {@link BackendTls} says. */
     private static @Nullable URI url(ConfigNode node) {
         String text = node.asStringOrNull();
         if (text == null) {
-            node.error("missing (expected: http://host:port/path of the backend's SSE KV-event stream)");
+            node.error("missing (expected: http(s)://host:port/path of the backend's SSE KV-event stream)");
             return null;
         }
         try {
             URI uri = new URI(text.trim());
-            if ("https".equals(uri.getScheme())) {
-                node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://; TLS to a backend "
-                        + "is not supported by this build's kv-listener, which runs beside the backends)");
-                return null;
-            }
-            if (!"http".equals(uri.getScheme()) || uri.getHost() == null || uri.getRawUserInfo() != null
-                    || uri.getRawFragment() != null) {
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                    || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
                 node.error(Problems.render(Problems.maskUserInfo(text))
-                        + " (expected: http://host:port/path, no credentials or fragment)");
+                        + " (expected: http(s)://host:port/path, no credentials or fragment)");
                 return null;
             }
             return uri;
         } catch (URISyntaxException e) {
-            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://host:port/path)");
+            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http(s)://host:port/path)");
             return null;
         }
     }

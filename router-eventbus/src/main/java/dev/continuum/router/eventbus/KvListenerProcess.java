@@ -53,7 +53,7 @@ public final class KvListenerProcess implements AutoCloseable {
     }
 
     public static KvListenerProcess start(KvListenerConfig config) {
-        BrokerAgent agent = new BrokerAgent(config.agent(), new KvListenerRole(config.sources()));
+        BrokerAgent agent = new BrokerAgent(config.agent(), new KvListenerRole(config.sources(), config.trust()));
         agent.start().join();
         LOG.info("kv-listener {} announcing backends {} to {}:{}", config.agent().clientId(),
                 config.sources().keySet(), config.agent().host(), config.agent().port());

@@ -3,8 +3,13 @@ package dev.continuum.router.eventbus;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.eventbus.config.BackendTrust;
+import io.netty.channel.ChannelHandler;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.ssl.SslContext;
 import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,11 +26,25 @@ final class KvListenerRole implements AgentRole {
 
     private final List<String> order;
     private final Map<String, URI> sources;
+    /** One verifying context per {@code https} source, built once: a context is immutable and slow to make. */
+    private final Map<String, SslContext> tls;
 
     /** @param sources each announced backend's SSE URL ({@code http://host:port/path}), in announcement order */
     KvListenerRole(Map<String, URI> sources) {
+        this(sources, Map.of());
+    }
+
+    /** @param trust the CA bundle of each {@code https} source that has one; the others use the JDK's trust store */
+    KvListenerRole(Map<String, URI> sources, Map<String, BackendTrust> trust) {
         this.order = List.copyOf(sources.keySet());
         this.sources = Map.copyOf(sources);
+        Map<String, SslContext> contexts = new HashMap<>();
+        sources.forEach((backend, url) -> {
+            if (BackendTls.isHttps(url)) {
+                contexts.put(backend, BackendTls.context(trust.get(backend)));
+            }
+        });
+        this.tls = Map.copyOf(contexts);
     }
 
     @Override
@@ -57,9 +76,16 @@ final class KvListenerRole implements AgentRole {
             lastEventId = last.asLong();
         }
         Long resume = lastEventId;
-        int port = url.getPort() == -1 ? 80 : url.getPort();
-        return new Upstream(url.getHost(), port, () -> List.of(
-                new HttpClientCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES),
-                new SseUpstream(url, port, resume)));
+        int port = BackendTls.port(url);
+        SslContext context = tls.get(backend);
+        return new Upstream(url.getHost(), port, channel -> {
+            List<ChannelHandler> handlers = new ArrayList<>(3);
+            if (context != null) {
+                handlers.add(BackendTls.handler(context, channel, url)); // RelayStream waits for its handshake
+            }
+            handlers.add(new HttpClientCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
+            handlers.add(new SseUpstream(url, port, resume));
+            return handlers;
+        });
     }
 }

@@ -53,6 +53,7 @@ final class KvSourceMetrics {
         events[result.ordinal()].increment();
     }
 
+
     /** Moves one source from {@code from} (null: new) to {@code to} (null: gone). */
     void state(@org.jspecify.annotations.Nullable State from, @org.jspecify.annotations.Nullable State to) {
         if (from == to) {

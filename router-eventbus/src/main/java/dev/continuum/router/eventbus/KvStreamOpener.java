@@ -20,7 +20,18 @@ interface KvStreamOpener {
      * @param channel     the channel carrying it; its close future is the stream's end
      * @param close       ends it from the router's side (a bus stream also unsubscribes)
      * @param carrierLost whether its end came from the carrier (a kv-listener session that ended or drains)
+     * @param carrier     the kv-listener session relaying it; null for a direct stream
      */
-    record Opened(Channel channel, Runnable close, java.util.function.BooleanSupplier carrierLost) {
+    record Opened(Channel channel, Runnable close, java.util.function.BooleanSupplier carrierLost,
+                  @Nullable Carrier carrier) {
+    }
+
+    /**
+     * The kv-listener session that relays a stream, by configured names only (safe to show).
+     *
+     * @param kvListener its {@code dynamo.event_bus.brokers[].id}
+     * @param clientId   its {@code client_id}
+     */
+    record Carrier(String kvListener, String clientId) {
     }
 }

@@ -1,5 +1,6 @@
 package dev.continuum.router.eventbus;
 
+import dev.continuum.router.core.logging.LogSafe;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -15,9 +16,12 @@ import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One relayed publisher on the agent: a TCP connection to the publisher and the data stream to the router,
@@ -26,6 +30,10 @@ import org.jspecify.annotations.Nullable;
  * sides run on the bus connection's event loop.
  */
 final class RelayStream {
+    private static final Logger LOG = LoggerFactory.getLogger(RelayStream.class);
+    /** The {@code stream_closed} code when the upstream's certificate or handshake was refused. */
+    static final String TLS_FAILED = "target_tls_failed";
+
     private final BrokerAgent agent;
     private final Channel connection;
     private final String streamId;
@@ -50,7 +58,7 @@ final class RelayStream {
                 .handler(new io.netty.channel.ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        for (io.netty.channel.ChannelHandler h : target.handlers().get()) {
+                        for (io.netty.channel.ChannelHandler h : target.handlers().apply(ch)) {
                             ch.pipeline().addLast(h);
                         }
                         ch.pipeline().addLast(new UpstreamHandler());
@@ -67,7 +75,24 @@ final class RelayStream {
                         f.channel().close();
                         return;
                     }
-                    openStream();
+                    SslHandler tls = f.channel().pipeline().get(SslHandler.class);
+                    if (tls == null) {
+                        openStream();
+                        return;
+                    }
+                    // Relay only a verified upstream: a refused certificate closes the command, not an open stream.
+                    tls.handshakeFuture().addListener(h -> {
+                        if (h.isSuccess()) {
+                            if (!closed) {
+                                openStream();
+                            }
+                            return;
+                        }
+                        String reason = BackendTls.reason(h.cause());
+                        LOG.warn("relay {}: TLS to {}:{} refused ({}): {}", streamId, LogSafe.escape(target.host()),
+                                target.port(), reason, LogSafe.escape(String.valueOf(h.cause().getMessage())));
+                        end(TLS_FAILED, "TLS to the upstream failed: " + reason);
+                    });
                 });
     }
 

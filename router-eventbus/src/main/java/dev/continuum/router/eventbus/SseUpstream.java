@@ -34,6 +34,19 @@ final class SseUpstream extends ChannelInboundHandlerAdapter {
     private final @Nullable Long lastEventId;
     private boolean accepted;
 
+    /**
+     * Fired down the pipeline when the answer is not an SSE stream, before the socket closes (the router's source
+     * shows it as its last error).
+     *
+     * @param status the HTTP status
+     * @param sse    whether the Content-Type was {@code text/event-stream}
+     */
+    record Refused(int status, boolean sse) {
+        String reason() {
+            return sse ? "http: answered " + status : "http: answered " + status + ", not text/event-stream";
+        }
+    }
+
     SseUpstream(URI url, int port, @Nullable Long lastEventId) {
         this.url = url;
         this.port = port;
@@ -62,11 +75,12 @@ final class SseUpstream extends ChannelInboundHandlerAdapter {
         try {
             if (msg instanceof HttpResponse response) {
                 String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
-                accepted = response.status().equals(HttpResponseStatus.OK)
-                        && type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
+                boolean sse = type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
+                accepted = response.status().equals(HttpResponseStatus.OK) && sse;
                 if (!accepted) {
                     LOG.warn("backend KV-event stream {} answered {} {}; not relayed", LogSafe.escape(url.toString()),
                             response.status().code(), LogSafe.escape(type));
+                    ctx.fireUserEventTriggered(new Refused(response.status().code(), sse));
                     ctx.close();
                     return;
                 }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.continuum.router.core.config.Problem;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import dev.continuum.router.testing.TestCertificates;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,8 +38,31 @@ class KvListenerConfigTest {
     }
 
     @Test
-    void refusesMissingDuplicateAndTlsSources() throws Exception {
-        KvListenerConfig.Result r = load("sources:\n  - {backend: vllm-1, url: \"https://vllm-1:8000/\"}\n"
+    void bindsAnHttpsSourceWithItsCaAndOneWithTheJdkTrustStore() throws Exception {
+        TestCertificates certs = TestCertificates.generate(dir.resolve("certs"), List.of("vllm-1"));
+        KvListenerConfig.Result r = load("sources:\n  - {backend: vllm-1, url: \"https://vllm-1:8443/kv/events\", "
+                + "tls: {ca: \"" + certs.caCert() + "\"}}\n  - {backend: vllm-2, url: \"https://vllm-2/kv/events\"}\n");
+        assertThat(r.problems()).isEmpty();
+        KvListenerConfig c = r.config();
+        assertThat(c).isNotNull();
+        assertThat(c.trust()).containsOnlyKeys("vllm-1");
+        assertThat(c.trust().get("vllm-1").trusted()).hasSize(1);
+    }
+
+    @Test
+    void aTlsBlockOnHttpAndAnUnusableCaAreErrorsAtTheirPaths() throws Exception {
+        Path notPem = Files.writeString(dir.resolve("x.pem"), "hello");
+        KvListenerConfig.Result r = load("sources:\n  - {backend: vllm-1, url: \"http://vllm-1/\", tls: {ca: \""
+                + notPem + "\"}}\n  - {backend: vllm-2, url: \"https://vllm-2/\", tls: {ca: \"" + notPem + "\"}}\n"
+                + "  - {backend: vllm-3, url: \"https://vllm-3/\", tls: {ca: \"" + dir.resolve("none.pem") + "\"}}\n");
+        assertThat(r.config()).isNull();
+        assertThat(r.problems().stream().map(Problem::path)).containsExactly("sources[0].tls", "sources[1].tls.ca",
+                "sources[2].tls.ca");
+    }
+
+    @Test
+    void refusesMissingDuplicateAndBadUrlSources() throws Exception {
+        KvListenerConfig.Result r = load("sources:\n  - {backend: vllm-1, url: \"ftp://vllm-1:8000/\"}\n"
                 + "  - {backend: vllm-2, url: \"http://vllm-2:8000/\"}\n  - {backend: vllm-2, url: \"http://x:1/\"}\n"
                 + "  - {url: \"http://x:1/\"}\n");
         assertThat(r.config()).isNull();

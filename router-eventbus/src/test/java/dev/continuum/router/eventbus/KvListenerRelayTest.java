@@ -136,6 +136,83 @@ class KvListenerRelayTest {
         assertThat(index.overlap("vllm-1", new long[] {11})).isZero(); // its removal was not undone by the replay
     }
 
+    /** The admin rows' keys, in the order docs/admin-api.md lists them. */
+    static final List<String> ROW_KEYS = List.of("backend", "transport", "state", "kv_listener", "client_id",
+            "last_event_id", "blocks", "last_event_at", "last_error", "last_error_at", "failures");
+
+    @Test
+    void theAdminRowsFollowEachSourceThroughConnectAndDisconnect() throws Exception {
+        backend = backend();
+        SseBackend direct = backend();
+        java.time.Instant now = java.time.Instant.parse("2026-12-03T12:00:00Z");
+        meters = new SimpleMeterRegistry();
+        KvCacheIndexSupervisor supervisor = new KvCacheIndexSupervisor(bus, meters, new KvCacheIndexConfig(List.of(
+                new KvCacheIndexConfig.Source("vllm-1", KvCacheIndexConfig.Transport.EVENT_BUS, null),
+                new KvCacheIndexConfig.Source("vllm-2", KvCacheIndexConfig.Transport.DIRECT, direct.url())),
+                1000, 4096), java.time.Clock.fixed(now, java.time.ZoneOffset.UTC));
+        supervisor.start().join();
+        closeAfter.add(() -> supervisor.stop().orTimeout(10, TimeUnit.SECONDS).join());
+
+        // In configuration order; the bus source waits for a kv-listener, the direct one connects.
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.views().get(0).state().equals("pending")
+                && supervisor.views().get(1).state().equals("connected"));
+        Map<String, Object> pending = supervisor.adminView().get(0);
+        assertThat(pending.keySet()).containsExactlyElementsOf(ROW_KEYS);
+        assertThat(pending).containsEntry("backend", "vllm-1").containsEntry("transport", "event_bus")
+                .containsEntry("kv_listener", null).containsEntry("last_event_id", null).containsEntry("blocks", 0)
+                .containsEntry("last_event_at", null).containsEntry("last_error", null)
+                .containsEntry("failures", Map.of("tls", 0L, "connect", 0L, "http", 0L, "event_bus", 0L));
+
+        BrokerAgent agent = listener(BusFixture.TOKEN_KV, "kv-listener-a", Map.of("vllm-1", backend.url()), true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
+        backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[1,2,3]}");
+        direct.publish("{\"type\":\"BlockStored\",\"block_hashes\":[4]}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.views().get(0).blocks() == 3
+                && supervisor.views().get(1).blocks() == 1);
+        Map<String, Object> relayed = supervisor.adminView().get(0);
+        assertThat(relayed).containsEntry("state", "connected").containsEntry("kv_listener", "kv-listener-a")
+                .containsEntry("client_id", "kv-listener-a").containsEntry("last_event_id", "1")
+                .containsEntry("last_event_at", "2026-12-03T12:00:00Z");
+        assertThat(supervisor.adminView().get(1)).containsEntry("transport", "direct")
+                .containsEntry("kv_listener", null).containsEntry("client_id", null);
+
+        // The kv-listener dies without a word: the row loses its carrier, says why, and keeps the blocks.
+        agent.abort();
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.views().get(0).state().equals("pending"));
+        KvSourceView lost = supervisor.views().get(0);
+        assertThat(lost.kvListener()).isNull();
+        assertThat(lost.clientId()).isNull();
+        assertThat(lost.lastError()).isEqualTo("event_bus: the kv-listener drained or went away");
+        assertThat(lost.lastErrorAt()).isEqualTo(now);
+        assertThat(lost.blocks()).isEqualTo(3);
+        assertThat(lost.lastEventId()).isEqualTo(1L);
+
+        // The direct backend goes away: its stream ends, then reconnects are refused and counted.
+        direct.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.views().get(1).failures().get("connect") >= 1);
+        KvSourceView refused = supervisor.views().get(1);
+        assertThat(refused.state()).isIn("backoff", "connecting");
+        assertThat(refused.lastError()).isEqualTo("connect: refused");
+        assertThat(refused.blocks()).isEqualTo(1);
+    }
+
+    @Test
+    void aDirectSourceShowsABackendThatAnswersSomethingElseThanAnEventStream() throws Exception {
+        backend = backend();
+        backend.status = 503;
+        KvCacheIndexSupervisor supervisor = index(
+                new KvCacheIndexConfig.Source("vllm-1", KvCacheIndexConfig.Transport.DIRECT, backend.url()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> only(supervisor).view().failures().get("http") >= 1);
+        assertThat(only(supervisor).view().lastError()).isEqualTo("http: answered 503, not text/event-stream");
+        assertThat(supervisor.index().size("vllm-1")).isZero();
+        // Once it serves the stream, the source reads it.
+        backend.status = 200;
+        await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
+        backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[1]}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 1);
+        assertThat(only(supervisor).view().state()).isEqualTo("connected");
+    }
+
     @Test
     void aDrainingKvListenerHandsTheStreamToAnother() throws Exception {
         backend = backend();

@@ -2,6 +2,13 @@ package dev.continuum.router.eventbus;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import dev.continuum.router.testing.TestCertificates;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -13,12 +20,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import javax.net.ssl.SSLParameters;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real backend KV-event stream for tests: a JDK HTTP server whose {@code GET /kv/events} answers
  * {@code text/event-stream} and sends every published event with its ID (1, 2, ...), after the request's
  * {@code Last-Event-ID} when {@link #honorResume} is set (else from the start, as a backend that cannot replay
  * would). Each connection waits on the server's monitor for new events; {@link #dropAll} cuts every open one.
+ * Given certificates it serves {@code https} (the JDK's TLS server with that certificate and key).
  */
 final class SseBackend implements AutoCloseable {
     private final HttpServer server;
@@ -28,17 +38,54 @@ final class SseBackend implements AutoCloseable {
     final List<String> resumes = new CopyOnWriteArrayList<>();
     private final Set<HttpExchange> open = ConcurrentHashMap.newKeySet();
     volatile boolean honorResume = true;
+    /** The status every request is answered with; anything but 200 comes with no body and no SSE type. */
+    volatile int status = 200;
     private volatile boolean closed;
+    private final String scheme;
 
     SseBackend() throws IOException {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        this(null);
+    }
+
+    /** @param tls the server certificate and key to serve https with; null for plain http */
+    SseBackend(@Nullable TestCertificates tls) throws IOException {
+        this(tls, null);
+    }
+
+    /** @param protocols the only TLS versions the server speaks (null: the JDK's defaults) */
+    SseBackend(@Nullable TestCertificates tls, String @Nullable [] protocols) throws IOException {
+        InetSocketAddress any = new InetSocketAddress("127.0.0.1", 0);
+        if (tls == null) {
+            server = HttpServer.create(any, 16);
+        } else {
+            HttpsServer https = HttpsServer.create(any, 16);
+            JdkSslContext context = (JdkSslContext) SslContextBuilder.forServer(tls.serverCert().toFile(),
+                    tls.serverKey().toFile()).sslProvider(SslProvider.JDK).build();
+            https.setHttpsConfigurator(new HttpsConfigurator(context.context()) {
+                @Override
+                public void configure(HttpsParameters params) {
+                    SSLParameters p = getSSLContext().getDefaultSSLParameters();
+                    if (protocols != null) {
+                        p.setProtocols(protocols);
+                    }
+                    params.setSSLParameters(p);
+                }
+            });
+            server = https;
+        }
+        scheme = tls == null ? "http" : "https";
         server.setExecutor(threads);
         server.createContext("/kv/events", this::serve);
         server.start();
     }
 
     URI url() {
-        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/kv/events");
+        return url("127.0.0.1");
+    }
+
+    /** The stream's URL naming the server as {@code host} (it listens on 127.0.0.1). */
+    URI url(String host) {
+        return URI.create(scheme + "://" + host + ":" + server.getAddress().getPort() + "/kv/events");
     }
 
     /** Publishes one event's JSON data; returns its ID. */
@@ -64,6 +111,12 @@ final class SseBackend implements AutoCloseable {
     private void serve(HttpExchange exchange) throws IOException {
         String last = exchange.getRequestHeaders().getFirst("Last-Event-ID");
         resumes.add(last == null ? "" : last);
+        if (status != 200) {
+            exchange.getResponseHeaders().set("Content-Type", "text/plain");
+            exchange.sendResponseHeaders(status, -1);
+            exchange.close();
+            return;
+        }
         exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
         exchange.sendResponseHeaders(200, 0);
         open.add(exchange);

@@ -42,16 +42,34 @@ public record KvCacheIndexConfig(@JsonInclude(JsonInclude.Include.NON_EMPTY) Lis
      *
      * @param backend   a {@code backends[].name}
      * @param transport {@code direct} or {@code event_bus}
-     * @param url       {@code direct}: the stream's {@code http://} URL; null for {@code event_bus} (the
-     *                  kv-listener's file has the URL)
+     * @param url       {@code direct}: the stream's {@code http://} or {@code https://} URL; null for
+     *                  {@code event_bus} (the kv-listener's file has the URL)
+     * @param tls       {@code direct} over {@code https} only: what verifies the backend's certificate (null: the
+     *                  JDK's trust store)
      */
-    public record Source(String backend, Transport transport, @Nullable URI url) {
+    public record Source(String backend, Transport transport, @Nullable URI url, @Nullable Tls tls) {
         public Source {
             Objects.requireNonNull(backend, "backend");
             Objects.requireNonNull(transport, "transport");
             if ((transport == Transport.DIRECT) != (url != null)) {
                 throw new IllegalArgumentException("url: required for direct, absent for event_bus");
             }
+            if (tls != null && (url == null || !"https".equals(url.getScheme()))) {
+                throw new IllegalArgumentException("tls: only for an https url");
+            }
         }
+
+        /** A source without a {@code tls} block. */
+        public Source(String backend, Transport transport, @Nullable URI url) {
+            this(backend, transport, url, null);
+        }
+    }
+
+    /**
+     * {@code sources[].tls}, named as {@code dynamo.discovery.etcd.tls} names its trust.
+     *
+     * @param caCert the CA bundle that replaces the JDK's trust store for this stream (null: the JDK's)
+     */
+    public record Tls(@Nullable BackendTrust caCert) {
     }
 }

@@ -24,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  *       - backend: vllm-1                  # a backends[].name
  *         transport: direct                # the router dials url itself
  *         url: http://vllm-1:8000/kv/events
+ *       - backend: vllm-3
+ *         url: https://vllm-3.example.com/kv/events
+ *         tls: {ca_cert: /etc/continuum/backend-ca.pem}   # optional: else the JDK's trust store
  *       - backend: vllm-2
  *         transport: event_bus             # a kv_listener entry granted vllm-2 relays it
  *     max_blocks_per_backend: 262144
@@ -102,34 +105,59 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
             return null;
         }
         ConfigNode urlNode = entry.get("url");
+        ConfigNode tlsNode = entry.get("tls");
         if (transport == KvCacheIndexConfig.Transport.EVENT_BUS) {
             if (urlNode.isPresent()) {
                 urlNode.error("set (expected: none for transport event_bus; the kv-listener's file names the URL)");
                 return null;
             }
+            if (tlsNode.isPresent()) {
+                tlsNode.error("set (expected: none for transport event_bus; the kv-listener's file has its TLS)");
+                return null;
+            }
             return new KvCacheIndexConfig.Source(backend, transport, null);
         }
         URI url = url(urlNode);
-        return url == null ? null : new KvCacheIndexConfig.Source(backend, transport, url);
+        if (url == null) {
+            return null;
+        }
+        KvCacheIndexConfig.Tls tls = null;
+        if (tlsNode.isPresent() || tlsNode.kind() == ConfigNode.Kind.NULL) {
+            if (!"https".equals(url.getScheme())) {
+                tlsNode.error("set (expected: only with an https:// url)");
+                return null;
+            }
+            if (tlsNode.isPresent() && tlsNode.kind() != ConfigNode.Kind.MAP) {
+                tlsNode.invalid("a map with ca_cert");
+                return null;
+            }
+            ConfigNode caNode = tlsNode.get("ca_cert");
+            BackendTrust trust = caNode.isPresent() ? BackendTrust.bind(caNode) : null;
+            if (caNode.isPresent() && trust == null) {
+                return null;
+            }
+            tls = new KvCacheIndexConfig.Tls(trust);
+        }
+        return new KvCacheIndexConfig.Source(backend, transport, url, tls);
     }
 
     private static @Nullable URI url(ConfigNode node) {
         String text = node.asStringOrNull();
         if (text == null) {
-            node.error("missing (expected: http://host:port/path of the backend's SSE KV-event stream)");
+            node.error("missing (expected: http(s)://host:port/path of the backend's SSE KV-event stream)");
             return null;
         }
         try {
             URI uri = new URI(text.trim());
-            if (!"http".equals(uri.getScheme()) || uri.getHost() == null || uri.getRawUserInfo() != null
-                    || uri.getRawFragment() != null) {
-                node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://host:port/path, no "
-                        + "credentials; https to a backend's KV-event stream is not supported in this build)");
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                    || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
+                node.error(Problems.render(Problems.maskUserInfo(text))
+                        + " (expected: http(s)://host:port/path, no credentials or fragment)");
                 return null;
             }
             return uri;
         } catch (URISyntaxException e) {
-            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http://host:port/path)");
+            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http(s)://host:port/path)");
             return null;
         }
     }
