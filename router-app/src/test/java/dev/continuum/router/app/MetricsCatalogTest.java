@@ -104,23 +104,11 @@ class MetricsCatalogTest {
 
     @Test
     void everyDashboardQueryNamesAnExportedMetricAndEveryFamilyIsCharted() throws Exception {
-        JsonNode dashboard = new ObjectMapper().readTree(root.resolve("deploy/grafana/continuum-router.json").toFile());
-        Set<String> queried = new TreeSet<>();
-        List<String> expressions = new ArrayList<>();
-        dashboard.get("panels").forEach(panel -> panel.path("targets").forEach(t -> expressions.add(t.get("expr")
-                .asText())));
-        assertThat(expressions).isNotEmpty();
-        for (String expr : expressions) {
-            Matcher m = SELECTOR.matcher(expr);
-            int found = 0;
-            while (m.find()) {
-                queried.add(m.group(1));
-                found++;
-            }
-            assertThat(found).as("every query selects by {job, instance}: " + expr).isPositive();
-        }
-
-        assertThat(samples).as("metrics the dashboard queries").containsAll(queried);
+        Set<String> queried = queriedMetrics(root.resolve("deploy/grafana/continuum-router.json"));
+        // The event bus's panels query families only a router with a live bus exports; the demo runs none, so
+        // BrokerLiveCheckEndToEndTest checks those panels against such a router.
+        assertThat(samples).as("metrics the dashboard queries").containsAll(queried.stream()
+                .filter(q -> !BrokerLiveCheckEndToEndTest.bus(q)).toList());
         List<String> uncharted = families.stream().filter(f -> !binder(f))
                 .filter(f -> queried.stream().noneMatch(q -> q.equals(f) || q.equals(f + "_bucket")))
                 .toList();
@@ -142,6 +130,26 @@ class MetricsCatalogTest {
         List<String> undocumented = families.stream().filter(f -> documented.stream().noneMatch(d -> matches(d, f)
                 || matches(d + "_max", f))).toList();
         assertThat(undocumented).as("exported but not in docs/metrics.md").isEmpty();
+    }
+
+    /** The metric names the dashboard's queries select; each query must select by {job, instance}. */
+    static Set<String> queriedMetrics(Path dashboardFile) throws java.io.IOException {
+        JsonNode dashboard = new ObjectMapper().readTree(dashboardFile.toFile());
+        Set<String> queried = new TreeSet<>();
+        List<String> expressions = new ArrayList<>();
+        dashboard.get("panels").forEach(panel -> panel.path("targets").forEach(t -> expressions.add(t.get("expr")
+                .asText())));
+        assertThat(expressions).isNotEmpty();
+        for (String expr : expressions) {
+            Matcher m = SELECTOR.matcher(expr);
+            int found = 0;
+            while (m.find()) {
+                queried.add(m.group(1));
+                found++;
+            }
+            assertThat(found).as("every query selects by {job, instance}: " + expr).isPositive();
+        }
+        return queried;
     }
 
     /** Exact, or a {@code prefix_*} group. */
