@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Read-only live check of the event-bus broker tunnel (docs/event-bus.md, "Live check of the broker tunnel").
+# Live check of the event-bus broker tunnel (docs/event-bus.md, "Live check of the broker tunnel"); read-only but
+# for the optional probe Pod of step 3.
 #
 #   ROUTER_ADMIN_TOKEN=... scripts/dynamo-broker-live-check.sh --router-url https://router.example:8080 \
 #       [--context CTX] [--namespace BROKER_NS] [--window 300 | --once] [--max-staleness-ms 3000] \
@@ -11,9 +12,9 @@
 #     welcomed sessions (continuum_dynamo_event_bus_sessions); with --namespace, the broker Pods are Running
 #     and Ready (kubectl get --raw, read-only);
 #   2 samples stay fresh: /metrics once per second for --window seconds (default 60; --once is --window 1,
-#     two scrapes a second apart); kv_metrics samples applied and
-#     kv-events decoded, the longest stretch without an applied kv_metrics sample against --max-staleness-ms,
-#     and the share of decode selections by reason="load" against reason="round_robin_stale";
+#     two scrapes a second apart): kv_metrics samples applied and kv-events decoded, the longest stretch
+#     without an applied kv_metrics sample against --max-staleness-ms (default 3000), and the share of decode
+#     selections by reason="load" (and kv_aware) against reason="round_robin_stale", which fails the step;
 #   3 relay latency (only with --probe-image): a temporary non-root Pod in the broker namespace times TCP and
 #     TLS handshakes to --bus-url; half the median TCP connect time estimates the one-way latency.
 #
@@ -21,10 +22,12 @@
 # answer, or a non-200 admin or metrics answer); 64 usage; 69 a required command is missing.
 # Needs bash, curl and python3; kubectl only with --namespace or --probe-image. The admin token is read from
 # ROUTER_ADMIN_TOKEN and handed to curl on its standard input, never on a command line or in the output.
+# Other options: --selector (broker Pods, default app.kubernetes.io/name=continuum-event-broker), --metrics-path,
+# --cacert (the router's CA), --timeout (per request, default 10 s), --probes (handshakes, default 10).
 set -euo pipefail
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 0
 }
 
@@ -340,7 +343,8 @@ def row(at, lines):
     return [at, total("continuum_dynamo_load_events_total", result="applied"), -1 if kv < 0 else kv - bad,
             total("continuum_dynamo_selection_total", role="decode", reason="load"),
             total("continuum_dynamo_selection_total", role="decode", reason="round_robin_stale"),
-            total("continuum_dynamo_selection_total", role="decode")]
+            total("continuum_dynamo_selection_total", role="decode"),
+            total("continuum_dynamo_selection_total", role="decode", reason="kv_aware")]
 
 rows, at, lines = [], None, []
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
@@ -380,8 +384,10 @@ decode = rows[-1][5] - rows[0][5]
 if decode <= 0:
     details.append("decode selections 0 in the window (no traffic): selection share not measured")
 else:
-    details.append("decode selections %d: load %.1f%%, round_robin_stale %.1f%%, other %.1f%%" % (
-        decode, 100 * load / decode, 100 * stale / decode, 100 * (decode - load - stale) / decode))
+    kv_aware = max(0, rows[-1][6]) - max(0, rows[0][6])
+    details.append("decode selections %d: load %.1f%%, kv_aware %.1f%%, round_robin_stale %.1f%%, other %.1f%%" % (
+        decode, 100 * load / decode, 100 * kv_aware / decode, 100 * stale / decode,
+        100 * (decode - load - kv_aware - stale) / decode))
     if stale > 0:
         problems.append("%d decode selections fell back to round_robin_stale" % stale)
 print("PASS" if not problems else "FAIL")
@@ -406,7 +412,7 @@ probe_pod="continuum-bus-probe-$(date +%s)-$$"
 # Handshake timings only: no credential is sent, so the probe cannot open a session. -k because the check is
 # the timing, not the chain (the broker verifies the router's certificate itself).
 probe_cmd="i=0; while [ \$i -lt $probe_count ]; do curl -sk -o /dev/null --connect-timeout 5 --max-time 10 \
--w '%{time_namelookup} %{time_connect} %{time_appconnect}\n' \"\$BUS_URL\" || echo fail; i=\$((i+1)); done"
+-w '%{time_namelookup} %{time_connect} %{time_appconnect}\n' \"\$BUS_URL\"; i=\$((i+1)); done"
 overrides=$(python3 - "$probe_pod" "$probe_image" "$probe_cmd" "$bus_url" <<'PY'
 import json, sys
 name, image, cmd, url = sys.argv[1:5]
@@ -414,26 +420,36 @@ print(json.dumps({"spec": {
     "automountServiceAccountToken": False,
     "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
                         "seccompProfile": {"type": "RuntimeDefault"}},
-    "containers": [{"name": "probe", "image": image, "command": ["sh", "-c", cmd],
+    "containers": [{"name": name, "image": image, "command": ["sh", "-c", cmd],
                     "env": [{"name": "BUS_URL", "value": url}],
                     "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                         "capabilities": {"drop": ["ALL"]}},
                     "resources": {"limits": {"cpu": "100m", "memory": "64Mi"}}}]}}))
 PY
 )
-set +e
-kubectl_ run "$probe_pod" --image="$probe_image" --restart=Never --rm -i --quiet \
-    --pod-running-timeout=120s --overrides="$overrides" >"$tmp/probe.out" 2>"$tmp/probe.err"
-rc=$?
-set -e
+# Run, wait for the Pod to end (at most 120 s), read its log, delete it: no attach, so a Pod that ends before
+# kubectl could attach loses nothing.
+: >"$tmp/probe.out"
+phase="not created"
+if kubectl_ run "$probe_pod" --image="$probe_image" --restart=Never --labels=app.kubernetes.io/name=continuum-bus-probe \
+        --overrides="$overrides" >/dev/null 2>"$tmp/probe.err"; then
+    deadline=$((SECONDS + 120))
+    while :; do
+        phase=$(kubectl_ get pod "$probe_pod" -o 'jsonpath={.status.phase}' 2>>"$tmp/probe.err" || true)
+        case "$phase" in Succeeded|Failed) break ;; esac
+        [ "$SECONDS" -lt "$deadline" ] || { phase="${phase:-unknown} after 120 s"; break; }
+        sleep 2
+    done
+    kubectl_ logs "$probe_pod" >"$tmp/probe.out" 2>>"$tmp/probe.err" || true
+    kubectl_ delete pod "$probe_pod" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+fi
 probe_pod=""
-python3 - "$tmp/probe.out" "$rc" >"$tmp/step3.out" <<'PY'
+python3 - "$tmp/probe.out" "$phase" "$probe_count" >"$tmp/step3.out" <<'PY'
 import statistics, sys
 tcp, tls, failed = [], [], 0
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
     parts = line.split()
     if len(parts) != 3:
-        failed += line.strip() == "fail"
         continue
     try:
         lookup, connect, app = map(float, parts)
@@ -444,9 +460,11 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
         continue
     tcp.append((connect - lookup) * 1000)
     tls.append((app - connect) * 1000)
+# A handshake that printed nothing (the Pod ended early) failed too.
+failed += max(0, int(sys.argv[3]) - failed - len(tcp))
 if not tcp:
     print("FAIL")
-    print("no handshake completed (kubectl run exit %s)" % sys.argv[2])
+    print("no handshake completed (probe Pod %s)" % sys.argv[2])
     sys.exit(0)
 half = statistics.median(tcp) / 2
 print("PASS" if failed == 0 else "FAIL")

@@ -276,6 +276,11 @@ class BrokerLiveCheckEndToEndTest {
                 .contains("step 2 (samples stay fresh): FAIL").contains("more than --max-staleness-ms 1")
                 .contains("step 3: SKIP (step 2 failed)").contains("result: FAIL (step 2)");
 
+        // A usage error is refused before anything is read.
+        Run usage = script("--window", "0");
+        assertThat(usage.exit).as(usage.output).isEqualTo(64);
+        assertThat(usage.output).contains("--window must be 1..86400 seconds");
+
         // Without the admin token the router refuses the admin view: the router could not be read.
         Run unauthorized = script(Map.of(), "--window", "1");
         assertThat(unauthorized.exit).as(unauthorized.output).isEqualTo(4);

@@ -32,6 +32,8 @@ import org.junit.jupiter.api.Timeout;
  * subscriptions and the shim path all live), after one pinned chat completion. Every metric a panel queries
  * exists in /metrics, every family the router exports is on a panel (the JVM binders' families are covered
  * by a few representative panels, not one by one), and docs/metrics.md lists exactly the exported families.
+ * The event bus's families exist only while a bus runs, which the demo does not: their panels and their table
+ * are checked by {@link BrokerLiveCheckEndToEndTest} against a router with a live broker.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
