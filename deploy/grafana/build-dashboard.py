@@ -8,6 +8,7 @@ bus runs, so BrokerLiveCheckEndToEndTest checks their panels against a router wi
 """
 import json
 import os
+import sys
 
 SEL = '{job=~"$job", instance=~"$instance"}'
 
@@ -267,7 +268,9 @@ dashboard = {
     "panels": panels,
 }
 
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "continuum-router.json")
+# An optional path writes elsewhere (MetricsCatalogTest regenerates into a temporary file and compares).
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "continuum-router.json")
 with open(out, "w", encoding="utf-8") as f:
     json.dump(dashboard, f, indent=2)
     f.write("\n")

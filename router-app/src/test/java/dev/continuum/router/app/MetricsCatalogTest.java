@@ -121,6 +121,18 @@ class MetricsCatalogTest {
     }
 
     @Test
+    void theDashboardIsWhatItsGeneratorWrites(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("continuum-router.json");
+        Process python = new ProcessBuilder("python3", root.resolve("deploy/grafana/build-dashboard.py").toString(),
+                out.toString()).redirectErrorStream(true).start();
+        String log = new String(python.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(python.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(python.exitValue()).as(log).isZero();
+        assertThat(Files.readString(out)).as("edit build-dashboard.py and regenerate; never the JSON by hand")
+                .isEqualTo(Files.readString(root.resolve("deploy/grafana/continuum-router.json")));
+    }
+
+    @Test
     void theMetricReferenceListsExactlyTheExportedFamilies() throws Exception {
         List<String> documented = documentedFamilies(Files.readAllLines(root.resolve("docs/metrics.md")));
         assertThat(documented).isNotEmpty();
