@@ -70,6 +70,7 @@ while [ $# -gt 0 ]; do
 done
 
 [ -n "$router_url" ] || die_usage "--router-url is required"
+case "${ROUTER_ADMIN_TOKEN:-}$router_url" in *$'\n'*|*$'\r'*) die_usage "ROUTER_ADMIN_TOKEN and --router-url must be one line" ;; esac
 case "$router_url" in http://*|https://*) ;; *) die_usage "--router-url must be http:// or https://" ;; esac
 router_url="${router_url%/}"
 is_uint() { case "$1" in ''|*[!0-9]*) return 1 ;; *) return 0 ;; esac; }
@@ -131,20 +132,31 @@ router_get() {
     [ -z "$cacert" ] || args+=(--cacert "$cacert")
     {
         if [ -n "${ROUTER_ADMIN_TOKEN:-}" ]; then
-            printf 'header = "Authorization: Bearer %s"\n' "$ROUTER_ADMIN_TOKEN"
+            printf 'header = "Authorization: Bearer %s"\n' "$(curl_quote "$ROUTER_ADMIN_TOKEN")"
         fi
-        printf 'url = "%s%s"\n' "$router_url" "$path"
+        printf 'url = "%s"\n' "$(curl_quote "$router_url$path")"
     } | curl "${args[@]}" 2>"$tmp/curl.err" || true
 }
 
+# Escapes a value for a double-quoted string of a curl config file.
+curl_quote() {
+    local v="${1//\\/\\\\}"
+    printf '%s' "${v//\"/\\\"}"
+}
+
 fetch_or_exit() {
-    local path="$1" out="$2" code
+    local path="$1" out="$2" code hint
     code=$(router_get "$path" "$out")
     if [ "$code" != "200" ]; then
         if [ "$code" = "000" ]; then
             echo "error: GET $path: no answer from the router ($(head -c 200 "$tmp/curl.err" | tr '\n' ' '))" >&2
         else
-            echo "error: GET $path answered $code (admin paths need ROUTER_ADMIN_TOKEN for bearer_token auth)" >&2
+            case "$code" in
+                401) hint="a missing or wrong ROUTER_ADMIN_TOKEN" ;;
+                404) hint="without an admin section every /admin/ path is 404; or a different --metrics-path" ;;
+                *) hint="see the router's log" ;;
+            esac
+            echo "error: GET $path answered $code ($hint)" >&2
         fi
         echo "result: FAIL (the router could not be read)"
         exit 4
