@@ -253,7 +253,16 @@ class BrokerLiveCheckEndToEndTest {
                         + "[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(),
                 HttpResponse.BodyHandlers.discarding()), 0, 150, TimeUnit.MILLISECONDS);
 
-        Run live = script("--window", "3", "--max-staleness-ms", "3000");
+        // The script only reads, so the runs on the live tunnel go side by side.
+        Started liveRun = start(TOKEN_ENV, "--window", "3", "--max-staleness-ms", "3000");
+        // A bound below the scrapes' 1 s resolution cannot be met: step 2 fails, with its own exit status.
+        Started strictRun = start(TOKEN_ENV, "--window", "1", "--max-staleness-ms", "1");
+        // Without the admin token the router refuses the admin view: the router could not be read.
+        Started unauthorizedRun = start(Map.of(), "--window", "1");
+        // A usage error is refused before anything is read.
+        Started usageRun = start(TOKEN_ENV, "--window", "0");
+
+        Run live = liveRun.finish();
         assertThat(live.exit).as(live.output).isZero();
         assertThat(live.output)
                 .contains("step 1 (brokers reach the bus): PASS - " + PUBLISHERS
@@ -269,20 +278,17 @@ class BrokerLiveCheckEndToEndTest {
                 .doesNotContain(ADMIN_TOKEN);
         assertThat(live.output).containsPattern("decode selections [1-9][0-9]*: load 100\\.0%");
 
-        // A bound below the scrapes' 1 s resolution cannot be met: step 2 fails, with its own exit status.
-        Run strict = script("--window", "1", "--max-staleness-ms", "1");
+        Run strict = strictRun.finish();
         assertThat(strict.exit).as(strict.output).isEqualTo(2);
         assertThat(strict.output).contains("step 1 (brokers reach the bus): PASS")
                 .contains("step 2 (samples stay fresh): FAIL").contains("more than --max-staleness-ms 1")
                 .contains("step 3: SKIP (step 2 failed)").contains("result: FAIL (step 2)");
 
-        // A usage error is refused before anything is read.
-        Run usage = script("--window", "0");
+        Run usage = usageRun.finish();
         assertThat(usage.exit).as(usage.output).isEqualTo(64);
         assertThat(usage.output).contains("--window must be 1..86400 seconds");
 
-        // Without the admin token the router refuses the admin view: the router could not be read.
-        Run unauthorized = script(Map.of(), "--window", "1");
+        Run unauthorized = unauthorizedRun.finish();
         assertThat(unauthorized.exit).as(unauthorized.output).isEqualTo(4);
         assertThat(unauthorized.output).contains("GET /admin/dynamo/workers answered 401")
                 .contains("result: FAIL (the router could not be read)");
@@ -290,7 +296,7 @@ class BrokerLiveCheckEndToEndTest {
         // The broker dies: its subscriptions wait for a covering broker, and step 1 fails naming them.
         broker.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         awaitSubscriptions("pending");
-        Run down = script("--window", "3");
+        Run down = start(TOKEN_ENV, "--window", "3").finish();
         assertThat(down.exit).as(down.output).isEqualTo(1);
         assertThat(down.output).contains("step 1 (brokers reach the bus): FAIL")
                 .contains("problem: subscription kv_metrics publisher")
@@ -304,33 +310,39 @@ class BrokerLiveCheckEndToEndTest {
     private record Run(int exit, String output) {
     }
 
-    private Run script(String... args) throws Exception {
-        return script(Map.of("ROUTER_ADMIN_TOKEN", ADMIN_TOKEN), args);
+    private static final Map<String, String> TOKEN_ENV = Map.of("ROUTER_ADMIN_TOKEN", ADMIN_TOKEN);
+
+    /** A running script; its output goes to a file, so nothing blocks on a full pipe. */
+    private record Started(Process process, Path output) {
+        Run finish() throws Exception {
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            return new Run(process.exitValue(), Files.readString(output));
+        }
     }
 
-    /** Runs the operator script with bash, against the router and (through a kubeconfig) the mock API server. */
-    private Run script(Map<String, String> env, String... args) throws Exception {
+    /** Starts the operator script with bash, against the router and (through a kubeconfig) the mock API server. */
+    private Started start(Map<String, String> env, String... args) throws Exception {
         Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: mock, cluster: {server: "%s"}}]
-                users: [{name: mock, user: {token: "mock"}}]
-                contexts: [{name: mock, context: {cluster: mock, user: mock}}]
-                current-context: mock
-                """.formatted(masterUrl()));
+        if (!Files.exists(kubeconfig)) {
+            Files.writeString(kubeconfig, """
+                    apiVersion: v1
+                    kind: Config
+                    clusters: [{name: mock, cluster: {server: "%s"}}]
+                    users: [{name: mock, user: {token: "mock"}}]
+                    contexts: [{name: mock, context: {cluster: mock, user: mock}}]
+                    current-context: mock
+                    """.formatted(masterUrl()));
+        }
         List<String> command = new ArrayList<>(List.of("bash",
                 DeployFiles.repositoryRoot().resolve("scripts/dynamo-broker-live-check.sh").toString(),
                 "--router-url", "http://127.0.0.1:" + port, "--context", "mock", "--namespace", K8S_NS));
         command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        Path output = Files.createTempFile(dir, "live-check-", ".out");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().remove("ROUTER_ADMIN_TOKEN");
         builder.environment().put("KUBECONFIG", kubeconfig.toString());
         builder.environment().putAll(env);
-        Process p = builder.start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(p.exitValue(), output);
+        return new Started(builder.start(), output);
     }
 
     static boolean bus(String name) {
@@ -410,7 +422,7 @@ class BrokerLiveCheckEndToEndTest {
     /** A child JVM running {@link Main}, its Kubernetes client pointed at the mock API server only. */
     private Process child(String name, List<String> args) throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
+        List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-Dkubernetes.master=" + masterUrl(),
                 "-Dkubernetes.auth.tryKubeConfig=false", "-Dkubernetes.auth.tryServiceAccount=false",
                 "-Dkubernetes.trust.certificates=true",
