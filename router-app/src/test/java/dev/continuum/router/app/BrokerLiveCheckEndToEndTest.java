@@ -72,8 +72,8 @@ import org.zeromq.ZMQ;
 /**
  * The event bus live on a whole router: the router and the event broker each run as their own OS process
  * ({@code continuum-router --config} and {@code continuum-router event-broker --config}), both reading
- * DynamoWorkerMetadata from fabric8's mock API server, with real JeroMQ publishers behind the broker and
- * {@code dynamo.load.transport: broker}. On it: the operator's live check, {@code scripts/dynamo-broker-live-check.sh}
+ * DynamoWorkerMetadata from fabric8's mock API server, with real JeroMQ publishers (kv_metrics and kv-events)
+ * behind the broker and {@code dynamo.load.transport: broker}. On it: the operator's live check, {@code scripts/dynamo-broker-live-check.sh}
  * run by bash as a real process (passing on the live tunnel, failing step 2 on an impossible staleness bound and
  * step 1 once the broker is killed), and the dashboard and metric reference checked against the event-bus
  * families this router exports (the demo behind {@link MetricsCatalogTest} runs no bus). The script's kubectl
@@ -91,6 +91,8 @@ class BrokerLiveCheckEndToEndTest {
     /** Never a placeholder word, so the router accepts it; the script must never print it. */
     private static final String ADMIN_TOKEN = "lc7f3a9c2e1b5d4f60a8e2c9d1b7f4e0a3";
     private static final int PUBLISHERS = 3;
+    /** Each publisher's kv_metrics and kv-events channels. */
+    private static final int SUBSCRIPTIONS = 2 * PUBLISHERS;
     /** The families only a router with the bus running exports ({@link MetricsCatalogTest} leaves them to this test). */
     static final List<String> BUS_PREFIXES = List.of("continuum_dynamo_event_bus_", "continuum_dynamo_broker_");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -113,7 +115,7 @@ class BrokerLiveCheckEndToEndTest {
     private int busPort;
     private TestCertificates certs;
 
-    /** A JeroMQ PUB socket publishing kv_metrics; used only from the traffic thread after construction. */
+    /** JeroMQ PUB sockets publishing kv_metrics and kv-events; used only from the traffic thread once built. */
     private final class Publisher {
         final String pod;
         final long instanceId;
@@ -121,21 +123,48 @@ class BrokerLiveCheckEndToEndTest {
         final ZMQ.Socket socket;
         final int port;
         long sequence = 1;
+        final long kvPublisherId;
+        final ZMQ.Socket kvSocket;
+        final int kvPort;
+        long kvSequence = 1;
 
         Publisher(String pod) {
             this.pod = pod;
             instanceId = PodNameHash.hashPodName(pod);
             publisherId = instanceId ^ 0x5a5a;
-            socket = zmq.createSocket(SocketType.PUB);
-            socket.setLinger(0);
-            socket.bind("tcp://127.0.0.1:*");
-            String bound = socket.getLastEndpoint();
-            port = Integer.parseInt(bound.substring(bound.lastIndexOf(':') + 1));
+            socket = bind();
+            port = port(socket);
+            kvPublisherId = instanceId ^ 0xa5a5;
+            kvSocket = bind();
+            kvPort = port(kvSocket);
+        }
+
+        private ZMQ.Socket bind() {
+            ZMQ.Socket s = zmq.createSocket(SocketType.PUB);
+            s.setLinger(0);
+            s.bind("tcp://127.0.0.1:*");
+            return s;
+        }
+
+        private static int port(ZMQ.Socket bound) {
+            String endpoint = bound.getLastEndpoint();
+            return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+        }
+
+        /** One kv-events message: a root-anchored block stored on rank 0, a new one each time. */
+        void publishStored() {
+            long seq = kvSequence++;
+            byte[] envelope = envelope(kvPublisherId, seq, "kv-events", stored(instanceId, seq, (instanceId << 20) + seq));
+            kvSocket.send("kv-events".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(8).putLong(kvPublisherId).array(), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
+            kvSocket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length)
+                    .put(envelope).array(), 0);
         }
 
         void publish(long kvUsed) {
             long seq = sequence++;
-            byte[] envelope = envelope(publisherId, seq, activeLoad(instanceId, kvUsed));
+            byte[] envelope = envelope(publisherId, seq, "kv_metrics", activeLoad(instanceId, kvUsed));
             socket.send("kv_metrics".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
             socket.send(ByteBuffer.allocate(8).putLong(publisherId).array(), ZMQ.SNDMORE);
             socket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
@@ -175,8 +204,10 @@ class BrokerLiveCheckEndToEndTest {
         admin.discovery().v1().endpointSlices().inNamespace(K8S_NS).resource(slice.build()).create();
         createBrokerPod("continuum-event-broker-a-0");
         // Samples every 100 ms, so the script's 1 s scrapes always see the applied counter move.
-        traffic.scheduleAtFixedRate(() -> publishers.forEach(p -> p.publish(p.sequence % 50)), 0, 100,
-                TimeUnit.MILLISECONDS);
+        traffic.scheduleAtFixedRate(() -> publishers.forEach(p -> {
+            p.publish(p.sequence % 50);
+            p.publishStored();
+        }), 0, 100, TimeUnit.MILLISECONDS);
         awaitSubscriptions("connected");
     }
 
@@ -211,6 +242,8 @@ class BrokerLiveCheckEndToEndTest {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("/metrics").body())
                 .contains("continuum_dynamo_broker_namespace_sessions{namespace=\"dynamo\"} 1.0")
                 .contains("continuum_dynamo_broker_subscriptions{broker=\"broker-a.dynamo\",family=\"kv_metrics\"} "
+                        + PUBLISHERS + ".0")
+                .contains("continuum_dynamo_broker_subscriptions{broker=\"broker-a.dynamo\",family=\"kv-events\"} "
                         + PUBLISHERS + ".0"));
         String metrics = get("/metrics").body();
         Set<String> families = new TreeSet<>();
@@ -265,9 +298,11 @@ class BrokerLiveCheckEndToEndTest {
         Run live = liveRun.finish();
         assertThat(live.exit).as(live.output).isZero();
         assertThat(live.output)
-                .contains("step 1 (brokers reach the bus): PASS - " + PUBLISHERS
+                .contains("step 1 (brokers reach the bus): PASS - " + SUBSCRIPTIONS
                         + " subscriptions connected over transport broker")
-                .contains("broker broker-a.dynamo carries " + PUBLISHERS + " subscriptions")
+                .contains("subscriptions kv_metrics connected over broker: " + PUBLISHERS)
+                .contains("subscriptions kv-events connected over broker: " + PUBLISHERS)
+                .contains("broker broker-a.dynamo carries " + SUBSCRIPTIONS + " subscriptions")
                 .contains("namespace dynamo: covered by [broker-a.dynamo], 0 pending")
                 .contains("continuum_dynamo_event_bus_sessions 1")
                 .contains("pod continuum-event-broker-a-0: phase Running, ready, restarts 0")
@@ -276,7 +311,8 @@ class BrokerLiveCheckEndToEndTest {
                 .contains("step 3 (relay latency): SKIP (no --probe-image)")
                 .contains("result: PASS")
                 .doesNotContain(ADMIN_TOKEN);
-        assertThat(live.output).containsPattern("decode selections [1-9][0-9]*: load 100\\.0%");
+        assertThat(live.output).containsPattern("decode selections [1-9][0-9]*: load 100\\.0%")
+                .containsPattern("kv-events decoded [1-9][0-9]*");
 
         Run strict = strictRun.finish();
         assertThat(strict.exit).as(strict.output).isEqualTo(2);
@@ -302,7 +338,8 @@ class BrokerLiveCheckEndToEndTest {
                 .contains("problem: subscription kv_metrics publisher")
                 .contains("state pending, transport broker")
                 .contains("problem: namespace dynamo is not covered by any live broker session")
-                .contains("namespace dynamo: not covered, " + PUBLISHERS + " pending")
+                .contains("problem: subscription kv-events publisher")
+                .contains("namespace dynamo: not covered, " + SUBSCRIPTIONS + " pending")
                 .contains("step 2: SKIP (step 1 failed)").contains("result: FAIL (step 1)")
                 .doesNotContain("step 2 (samples stay fresh)").doesNotContain(ADMIN_TOKEN);
     }
@@ -355,7 +392,7 @@ class BrokerLiveCheckEndToEndTest {
             HttpResponse<String> r = get("/admin/dynamo/workers");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             JsonNode subscriptions = JSON.readTree(r.body()).get("subscriptions");
-            assertThat(subscriptions).as(r.body()).hasSize(PUBLISHERS);
+            assertThat(subscriptions).as(r.body()).hasSize(SUBSCRIPTIONS);
             subscriptions.forEach(s -> assertThat(s.get("state").asText()).as(r.body()).isEqualTo(state));
         });
     }
@@ -393,6 +430,8 @@ class BrokerLiveCheckEndToEndTest {
                     transport: broker
                   shim:
                     backends: [frontend]
+                  kv:
+                    enabled: true
                   event_bus:
                     enabled: true
                     listen: "127.0.0.1:%d"
@@ -463,6 +502,10 @@ class BrokerLiveCheckEndToEndTest {
                         .substring("v1/event_channels/".length()),
                 JSON.readValue(channel(DYN, "decode", "generate", "kv_metrics", p.publisherId,
                         "tcp://127.0.0.1:" + p.port), Map.class));
+        channels.put(channelKey(DYN, "decode", "generate", "kv-events", p.kvPublisherId)
+                        .substring("v1/event_channels/".length()),
+                JSON.readValue(channel(DYN, "decode", "generate", "kv-events", p.kvPublisherId,
+                        "tcp://127.0.0.1:" + p.kvPort), Map.class));
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("endpoints", endpoints);
         data.put("model_cards", cards);
@@ -491,13 +534,42 @@ class BrokerLiveCheckEndToEndTest {
         }
     }
 
-    private static byte[] envelope(long publisherId, long sequence, byte[] payload) {
+    /**
+     * A RouterEvent storing one block under no parent, in upstream's named msgpack layout (ai-dynamo/dynamo
+     * lib/kv-router/src/protocols.rs, rmp_serde::to_vec_named), as docs/kv-routing.md#decoding reads it.
+     */
+    private static byte[] stored(long worker, long eventId, long block) {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(3).packString("worker_id");
+            u64(p, worker);
+            p.packString("storage_tier").packString("device");
+            p.packString("event").packMapHeader(3).packString("event_id");
+            u64(p, eventId);
+            p.packString("data").packMapHeader(1).packString("stored").packMapHeader(3)
+                    .packString("parent_hash").packNil().packString("start_position").packNil()
+                    .packString("blocks").packArrayHeader(1).packMapHeader(3).packString("block_hash");
+            u64(p, block);
+            p.packString("tokens_hash");
+            u64(p, block ^ 0x7777);
+            p.packString("mm_extra_info").packNil();
+            p.packString("dp_rank").packLong(0);
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void u64(MessageBufferPacker p, long bits) throws IOException {
+        p.packBigInteger(new BigInteger(Long.toUnsignedString(bits)));
+    }
+
+    private static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(5);
             p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
             p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
             p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString("kv_metrics");
+            p.packString("topic").packString(topic);
             p.packString("payload").packBinaryHeader(payload.length);
             p.writePayload(payload);
             return p.toByteArray();
