@@ -111,6 +111,18 @@ kubectl_() {
     fi
 }
 
+# Wall-clock nanoseconds: bash 5's EPOCHREALTIME, else GNU date (BSD date has no %N, so python3 there).
+now_ns() {
+    if [ -n "${EPOCHREALTIME:-}" ]; then
+        local t="${EPOCHREALTIME/[.,]/}"
+        printf '%s000' "$t"
+    else
+        local t
+        t=$(date +%s%N)
+        case "$t" in *[!0-9]*) python3 -c 'import time; print(time.time_ns())' ;; *) printf '%s' "$t" ;; esac
+    fi
+}
+
 # Percent-encodes everything but RFC 3986's unreserved characters.
 urlencode() {
     local LC_ALL=C s="$1" out="" c i
@@ -323,17 +335,17 @@ tail -n +3 "$tmp/step1.out"
 # Only the three families this step reads are kept from each scrape (a big fleet's page is large), and all
 # are parsed once at the end.
 families='^(continuum_dynamo_load_events_total|continuum_dynamo_kv_events_total|continuum_dynamo_selection_total)[{ ]'
-start_ns=$(date +%s%N)
+start_ns=$(now_ns)
 i=0
 while :; do
-    now_ns=$(date +%s%N)
+    now_ns=$(now_ns)
     fetch_or_exit "$metrics_path" "$tmp/scrape"
     { echo "# at $now_ns"; grep -E "$families" "$tmp/scrape" || true; } >>"$tmp/series.prom"
     i=$((i + 1))
     [ "$i" -le "$window" ] || break
     # Scrape i is due i seconds after the first, however long each one took.
     next_ns=$((start_ns + i * 1000000000))
-    now_ns=$(date +%s%N)
+    now_ns=$(now_ns)
     if [ "$next_ns" -gt "$now_ns" ]; then
         sleep "$(printf '%d.%09d' $(((next_ns - now_ns) / 1000000000)) $(((next_ns - now_ns) % 1000000000)))"
     fi
