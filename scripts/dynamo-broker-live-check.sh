@@ -19,7 +19,8 @@
 #     TLS handshakes to --bus-url; half the median TCP connect time estimates the one-way latency.
 #
 # Exit status: 0 every step run passed; 1, 2, 3 the step that failed; 4 the router could not be read (no
-# answer, or a non-200 admin or metrics answer); 64 usage; 69 a required command is missing.
+# answer, a non-200 admin or metrics answer, or one that does not parse); 64 usage; 69 a required command is
+# missing.
 # Needs bash, curl and python3; kubectl only with --namespace or --probe-image. The admin token is read from
 # ROUTER_ADMIN_TOKEN and handed to curl on its standard input, never on a command line or in the output.
 # Other options: --selector (broker Pods, default app.kubernetes.io/name=continuum-event-broker), --metrics-path,
@@ -175,6 +176,13 @@ fetch_or_exit() {
     fi
 }
 
+# A parser failed on what the router answered: not a step's verdict, so not a step's exit status.
+internal_error() {
+    echo "error: could not parse $1" >&2
+    echo "result: FAIL (the router could not be read)"
+    exit 4
+}
+
 step_fail() {
     local step="$1"
     local last=3
@@ -186,7 +194,7 @@ step_fail() {
     exit "$step"
 }
 
-# Prometheus text parsing shared by the steps: prints "name{labels} value" lines of the wanted families.
+# Prometheus text parsing shared by the steps (the python3 snippets below import it).
 cat >"$tmp/prom.py" <<'PY'
 import re, sys
 LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
@@ -350,7 +358,7 @@ while :; do
         sleep "$(printf '%d.%09d' $(((next_ns - now_ns) / 1000000000)) $(((next_ns - now_ns) % 1000000000)))"
     fi
 done
-python3 - "$tmp/series.prom" "$max_staleness_ms" >"$tmp/step2.out" <<'PY'
+python3 - "$tmp/series.prom" "$max_staleness_ms" >"$tmp/step2.out" <<'PY' || internal_error "step 2's scrapes"
 import sys
 from prom import parse_line
 
@@ -468,7 +476,7 @@ if kubectl_ run "$probe_pod" --image="$probe_image" --restart=Never --labels=app
     kubectl_ delete pod "$probe_pod" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 fi
 probe_pod=""
-python3 - "$tmp/probe.out" "$phase" "$probe_count" >"$tmp/step3.out" <<'PY'
+python3 - "$tmp/probe.out" "$phase" "$probe_count" >"$tmp/step3.out" <<'PY' || internal_error "the probe's output"
 import statistics, sys
 tcp, tls, failed = [], [], 0
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
