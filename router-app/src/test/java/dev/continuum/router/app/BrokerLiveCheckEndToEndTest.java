@@ -212,11 +212,11 @@ class BrokerLiveCheckEndToEndTest {
     }
 
     @AfterAll
-    void stop() {
+    void stop() throws InterruptedException {
         traffic.shutdownNow();
         for (Process p : new Process[] {broker, router}) {
             if (p != null) {
-                p.destroyForcibly();
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
         }
         if (shim != null) {
@@ -386,15 +386,30 @@ class BrokerLiveCheckEndToEndTest {
         return BUS_PREFIXES.stream().anyMatch(name::startsWith);
     }
 
-    private void awaitSubscriptions(String state) {
-        // The router's JVM may still be starting: connection refusals are retried until the deadline.
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptionsInstanceOf(IOException.class).untilAsserted(() -> {
-            HttpResponse<String> r = get("/admin/dynamo/workers");
-            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-            JsonNode subscriptions = JSON.readTree(r.body()).get("subscriptions");
-            assertThat(subscriptions).as(r.body()).hasSize(SUBSCRIPTIONS);
-            subscriptions.forEach(s -> assertThat(s.get("state").asText()).as(r.body()).isEqualTo(state));
-        });
+    private void awaitSubscriptions(String state) throws IOException {
+        try {
+            // The router's JVM may still be starting: connection refusals are retried until the deadline.
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptionsInstanceOf(IOException.class).untilAsserted(() -> {
+                HttpResponse<String> r = get("/admin/dynamo/workers");
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                JsonNode subscriptions = JSON.readTree(r.body()).get("subscriptions");
+                assertThat(subscriptions).as(r.body()).hasSize(SUBSCRIPTIONS);
+                subscriptions.forEach(s -> assertThat(s.get("state").asText()).as(r.body()).isEqualTo(state));
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            // The children's logs go with the temporary directory: keep them in the failure.
+            throw new AssertionError(e.getMessage() + "\n--- router.log\n" + tail("router.log")
+                    + "\n--- broker-a.log\n" + tail("broker-a.log"), e);
+        }
+    }
+
+    private String tail(String log) throws IOException {
+        Path file = dir.resolve(log);
+        if (!Files.exists(file)) {
+            return "(none)";
+        }
+        String text = Files.readString(file);
+        return text.substring(Math.max(0, text.length() - 4000));
     }
 
     private HttpResponse<String> get(String path) throws Exception {
