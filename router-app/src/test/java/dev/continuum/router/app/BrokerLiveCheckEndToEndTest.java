@@ -331,10 +331,17 @@ class BrokerLiveCheckEndToEndTest {
 
         // The broker dies: its subscriptions wait for a covering broker, and step 1 fails naming them.
         broker.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        // What the kubelet would report of its Pod meanwhile: restarted, not ready yet.
+        admin.pods().inNamespace(K8S_NS).withName("continuum-event-broker-a-0").editStatus(pod -> new PodBuilder(pod)
+                .editStatus().editFirstCondition().withStatus("False").endCondition()
+                .editFirstContainerStatus().withReady(false).withRestartCount(1).endContainerStatus().endStatus()
+                .build());
         awaitSubscriptions("pending");
         Run down = start(TOKEN_ENV, "--window", "3").finish();
         assertThat(down.exit).as(down.output).isEqualTo(1);
         assertThat(down.output).contains("step 1 (brokers reach the bus): FAIL")
+                .contains("; broker Pods not all Running and Ready")
+                .contains("problem: pod continuum-event-broker-a-0: phase Running, not ready, restarts 1")
                 .contains("problem: subscription kv_metrics publisher")
                 .contains("state pending, transport broker")
                 .contains("problem: namespace dynamo is not covered by any live broker session")
