@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Writes continuum-router.json, the Grafana dashboard of every metric family the router exports.
 
-Edit the panels here and rerun (python3 deploy/grafana/build-dashboard.py); router-app's DashboardTest
+Edit the panels here and rerun (python3 deploy/grafana/build-dashboard.py); router-app's MetricsCatalogTest
 checks the JSON against a running router's /metrics: every metric a panel queries exists, and every
-family the router exports (JVM binders aside) is on some panel.
+family the router exports (JVM binders aside) is on some panel. The event bus's families exist only while a
+bus runs, so BrokerLiveCheckEndToEndTest checks their panels against a router with a live broker.
 """
 import json
 import os
+import sys
 
 SEL = '{job=~"$job", instance=~"$instance"}'
 
@@ -185,6 +187,41 @@ panel("KV index blocks per rank",
         "{{worker}}/{{dp_rank}}")])
 end_row()
 
+row("Backend KV cache index")
+panel("Backend KV cache index: events by result",
+      [("sum by (result) (rate(continuum_kv_cache_index_events_total%s[$__rate_interval]))" % SEL, "{{result}}")],
+      "ops", description="SSE KV events of dynamo.kv_cache_index sources (kv-listener or direct).")
+panel("Backend KV cache index: sources by state",
+      [("sum by (state) (continuum_kv_cache_index_sources%s)" % SEL, "{{state}}")],
+      description="pending: no kv-listener session carries the backend.")
+panel("Backend KV cache index: blocks",
+      [("sum(continuum_kv_cache_index_blocks%s)" % SEL, "blocks")])
+end_row()
+
+row("Event bus and brokers")
+panel("Event bus sessions and connections",
+      [("sum(continuum_dynamo_event_bus_sessions%s)" % SEL, "sessions"),
+       ("sum(continuum_dynamo_event_bus_connections%s)" % SEL, "connections")],
+      description="Welcomed agent sessions (brokers and kv-listeners) and open TCP connections to the listener.")
+panel("Event bus refusals by code",
+      [("sum by (code) (increase(continuum_dynamo_event_bus_refusals_total%s[$__rate_interval]))" % SEL,
+        "{{code}}")],
+      description="Refused connections and requests, and ended sessions, by the protocol's error code "
+                  "(docs/event-bus-protocol.md).")
+panel("Broker sessions per Dynamo namespace",
+      [("min by (namespace) (continuum_dynamo_broker_namespace_sessions%s)" % SEL, "{{namespace}}")],
+      description="Live, non-draining broker sessions covering each namespace; 0 means its broker-transport "
+                  "subscriptions wait (pending). Below the number of deployed brokers: one is down.")
+panel("Broker subscriptions carried, by broker and family",
+      [("sum by (broker, family) (continuum_dynamo_broker_subscriptions%s)" % SEL, "{{broker}} {{family}}")],
+      description="Connected subscriptions each configured broker carries (rendezvous placement, about 1/N each).")
+panel("Broker subscriptions pending, by namespace and family",
+      [("sum by (namespace, family) (continuum_dynamo_broker_pending_subscriptions%s)" % SEL,
+        "{{namespace}} {{family}}")],
+      description="Broker-transport subscriptions waiting for a covering broker; should be 0. The broker gauges "
+                  "are debounced (250 ms), see docs/metrics.md.")
+end_row()
+
 row("Configuration and process")
 panel("Config reloads by result",
       [("sum by (result) (increase(continuum_config_reloads_total%s[$__rate_interval]))" % SEL, "{{result}}")])
@@ -204,7 +241,8 @@ dashboard = {
     "title": "Continuum Router",
     "uid": "continuum-router",
     "description": "Continuum Router: requests, backends and breakers, ingress guards, Dynamo discovery, "
-                   "kv_metrics load signals, worker selection, disaggregated serving, config and JVM. "
+                   "kv_metrics load signals, worker selection, disaggregated serving, KV-aware routing, the backend KV "
+                   "cache index, the event bus and its brokers, config and JVM. "
                    "Metric reference: docs/metrics.md.",
     "tags": ["continuum-router", "dynamo", "llm"],
     "schemaVersion": 39,
@@ -230,7 +268,9 @@ dashboard = {
     "panels": panels,
 }
 
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "continuum-router.json")
+# An optional path writes elsewhere (MetricsCatalogTest regenerates into a temporary file and compares).
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "continuum-router.json")
 with open(out, "w", encoding="utf-8") as f:
     json.dump(dashboard, f, indent=2)
     f.write("\n")

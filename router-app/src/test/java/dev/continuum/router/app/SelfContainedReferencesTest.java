@@ -28,7 +28,7 @@ class SelfContainedReferencesTest {
      */
     private static final List<String> ALLOWED = List.of("apply the seed as", "changes made after the seed",
             "the seed is published", "docs/decisions.md", "(decisions.md", "[decisions.md]");
-    private static final List<String> TREES = List.of("docs", "bench", "bin", "deploy", "config-templates");
+    private static final List<String> TREES = List.of("docs", "bench", "bin", "deploy", "config-templates", "scripts");
     private static final long MAX_FILE_BYTES = 4L * 1024 * 1024;
 
     @Test
