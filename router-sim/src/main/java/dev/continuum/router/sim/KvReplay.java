@@ -386,7 +386,8 @@ public final class KvReplay {
 
     /**
      * Waits until the router lists every worker with connected subscriptions (kv_metrics, plus kv-events for the
-     * kv-aware mode) and answers a chat request. The probe prompt is shorter than one KV block: it caches nothing.
+     * kv-aware mode), has loaded the pinned tokenizer (kv-aware mode: its warm-up does so before any request), and
+     * answers a chat request. The probe prompt is shorter than one KV block: it caches nothing.
      */
     private static void awaitRouter(Args a, HttpClient client, PrintStream log) throws Exception {
         URI router = Objects.requireNonNull(a.router());
@@ -402,7 +403,11 @@ public final class KvReplay {
                 int listed = view.path("workers").size();
                 int connected = countConnected(view);
                 last = "status " + admin.statusCode() + ", " + listed + " workers, " + connected + " connected";
-                if (listed >= a.workers() && connected >= wantConnected) {
+                boolean tokenizer = a.mode() != Mode.KV_AWARE || tokenizerLoaded(client, router);
+                if (!tokenizer) {
+                    last += ", tokenizer not loaded";
+                }
+                if (listed >= a.workers() && connected >= wantConnected && tokenizer) {
                     HttpResponse<Void> probe = client.send(HttpRequest.newBuilder(
                             router.resolve("/v1/chat/completions")).header("content-type", "application/json")
                             .POST(HttpRequest.BodyPublishers.ofString(body(a.model(), "hi", 1))).build(),
@@ -419,6 +424,18 @@ public final class KvReplay {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
         }
         throw new IllegalStateException("the router at " + router + " did not become ready in 90 s: " + last);
+    }
+
+    /** Whether the router's /metrics counts a loaded tokenizer ({@code continuum_dynamo_kv_tokenizer_loads_total}). */
+    private static boolean tokenizerLoaded(HttpClient client, URI router) throws Exception {
+        String metrics = client.send(HttpRequest.newBuilder(router.resolve("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith("continuum_dynamo_kv_tokenizer_loads_total{") && line.contains("result=\"loaded\"")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)) >= 1;
+            }
+        }
+        return false;
     }
 
     private static int countConnected(JsonNode node) {
