@@ -137,6 +137,26 @@ final class LongIntMap {
         }
     }
 
+    /**
+     * Calls {@code action} for at most {@code max} entries, in slot order from slot {@code start}; returns the slot
+     * to continue from, or -1 once every entry was visited. The map must not change between calls.
+     */
+    int forEachFrom(int start, int max, Entry action) {
+        long[] k = keys;
+        int[] v = values;
+        int visited = 0;
+        for (int i = start; i < v.length; i++) {
+            if (v[i] != 0) {
+                if (visited == max) {
+                    return i;
+                }
+                action.accept(k[i], v[i] - 1);
+                visited++;
+            }
+        }
+        return -1;
+    }
+
     @FunctionalInterface
     interface Entry {
         void accept(long key, int value);

@@ -37,6 +37,13 @@ import java.util.concurrent.locks.StampedLock;
  */
 public final class RadixIndex implements PrefixOverlap {
     static final int ROOT = 0;
+    /**
+     * Blocks one write step stores, removes or clears at most: a racing reader waits for one section, not a whole
+     * event.
+     */
+    static final int WRITE_SECTION_BLOCKS = 64;
+    /** {@link #storeSection}'s answer when a ceiling refused a block (node ids are never negative). */
+    private static final int OVER_CAPACITY = Integer.MIN_VALUE;
     static final int READ_ATTEMPTS = 8;
     /** How long a reader that raced a write keeps trying before it answers with no overlap. */
     static final long READ_BUDGET_NANOS = 200_000;
@@ -201,15 +208,32 @@ public final class RadixIndex implements PrefixOverlap {
         return m == null ? 0 : m.size();
     }
 
-    /** Drops every block of {@code rank} (a {@code cleared} event, or a gap); writer thread only. */
+    /**
+     * Drops every block of {@code rank} (a {@code cleared} event, or a gap); writer thread only. The rank's engine
+     * hashes are forgotten at once (only this thread reads them) and its ownerships released in write sections of
+     * {@link #WRITE_SECTION_BLOCKS}, so a reader racing the clear of a large rank retries for one section, not the
+     * whole clear. Between sections readers see part of the rank's blocks: never credit it did not hold.
+     */
     public void clearRank(int rank) {
-        yieldToReaders();
-        long stamp = lock.writeLock();
-        try {
-            clearLocked(rank);
-        } finally {
-            publish();
-            lock.unlockWrite(stamp);
+        LongIntMap held = rankBlocks[rank];
+        if (held == null || held.size() == 0) {
+            return;
+        }
+        rankBlocks[rank] = new LongIntMap();
+        LongIntMap.Entry release = (blockHash, node) -> {
+            ownerships--;
+            releaseOwner(node, rank);
+        };
+        int cursor = 0;
+        while (cursor >= 0) {
+            yieldToReaders();
+            long stamp = lock.writeLock();
+            try {
+                cursor = held.forEachFrom(cursor, WRITE_SECTION_BLOCKS, release);
+            } finally {
+                publish();
+                lock.unlockWrite(stamp);
+            }
         }
     }
 
@@ -217,48 +241,68 @@ public final class RadixIndex implements PrefixOverlap {
      * Stores a chain of {@code count} blocks for {@code rank}: the first block's parent is the root when
      * {@code hasParent} is false, else the node the rank holds under engine hash {@code parentHash}. Blocks
      * before a refusal stay stored. Writer thread only.
+     *
+     * <p>A long chain is written in sections of at most {@link #WRITE_SECTION_BLOCKS} blocks, each its own write
+     * step, so a reader racing a large event retries for one section's time, not the whole event's; between
+     * sections a reader may see a prefix of the chain, which is a correct, shorter match.
      */
     public StoreOutcome store(int rank, boolean hasParent, long parentHash, long[] blockHashes,
                               long[] tokensHashes, int from, int count) {
-        yieldToReaders();
-        long stamp = lock.writeLock();
-        try {
-            return storeLocked(rank, hasParent, parentHash, blockHashes, tokensHashes, from, count);
-        } finally {
-            publish();
-            lock.unlockWrite(stamp);
-        }
-    }
-
-    /** Removes the rank's blocks by engine hash; unknown hashes are ignored (removal is idempotent). */
-    public void remove(int rank, long[] blockHashes, int from, int count) {
-        yieldToReaders();
-        long stamp = lock.writeLock();
-        try {
-            LongIntMap map = rankBlocks[rank];
-            for (int i = from; i < from + count; i++) {
-                int node = map.remove(blockHashes[i]);
-                if (node != LongIntMap.MISSING) {
-                    ownerships--;
-                    releaseOwner(node, rank);
-                }
-            }
-        } finally {
-            publish();
-            lock.unlockWrite(stamp);
-        }
-    }
-
-    private StoreOutcome storeLocked(int rank, boolean hasParent, long parentHash, long[] blockHashes,
-                                     long[] tokensHashes, int from, int count) {
-        LongIntMap map = rankBlocks[rank];
         int parent = ROOT;
-        if (hasParent) {
-            parent = map.get(parentHash);
-            if (parent == LongIntMap.MISSING) {
-                return StoreOutcome.UNKNOWN_PARENT;
+        int at = from;
+        int end = from + count;
+        do {
+            int n = Math.min(WRITE_SECTION_BLOCKS, end - at);
+            int last;
+            yieldToReaders();
+            long stamp = lock.writeLock();
+            try {
+                if (at == from && hasParent) {
+                    // Only this thread writes, so the node found here stays the chain's parent across sections.
+                    parent = rankBlocks[rank].get(parentHash);
+                    if (parent == LongIntMap.MISSING) {
+                        return StoreOutcome.UNKNOWN_PARENT;
+                    }
+                }
+                last = storeSection(rank, parent, blockHashes, tokensHashes, at, n);
+            } finally {
+                publish();
+                lock.unlockWrite(stamp);
+            }
+            if (last == OVER_CAPACITY) {
+                return StoreOutcome.OVER_CAPACITY;
+            }
+            parent = last;
+            at += n;
+        } while (at < end);
+        return StoreOutcome.STORED;
+    }
+
+    /** Removes the rank's blocks by engine hash, in write sections as {@link #store}; unknown hashes are ignored. */
+    public void remove(int rank, long[] blockHashes, int from, int count) {
+        int end = from + count;
+        for (int at = from; at < end; at += WRITE_SECTION_BLOCKS) {
+            yieldToReaders();
+            long stamp = lock.writeLock();
+            try {
+                LongIntMap map = rankBlocks[rank];
+                for (int i = at, stop = Math.min(end, at + WRITE_SECTION_BLOCKS); i < stop; i++) {
+                    int node = map.remove(blockHashes[i]);
+                    if (node != LongIntMap.MISSING) {
+                        ownerships--;
+                        releaseOwner(node, rank);
+                    }
+                }
+            } finally {
+                publish();
+                lock.unlockWrite(stamp);
             }
         }
+    }
+
+    /** Stores blocks {@code from..from+count-1} under {@code parent}; the last block's node, or OVER_CAPACITY. */
+    private int storeSection(int rank, int parent, long[] blockHashes, long[] tokensHashes, int from, int count) {
+        LongIntMap map = rankBlocks[rank];
         for (int i = from; i < from + count; i++) {
             long blockHash = blockHashes[i];
             long tokensHash = tokensHashes[i];
@@ -276,12 +320,12 @@ public final class RadixIndex implements PrefixOverlap {
                 child = findChildWriter(parent, tokensHash); // the release may have freed it
             }
             if (map.size() >= limits.maxBlocksPerRank() || ownerships >= limits.maxOwnerships()) {
-                return StoreOutcome.OVER_CAPACITY;
+                return OVER_CAPACITY;
             }
             boolean created = false;
             if (child == 0) {
                 if (liveNodes >= limits.maxNodes()) {
-                    return StoreOutcome.OVER_CAPACITY;
+                    return OVER_CAPACITY;
                 }
                 child = newNode(parent, tokensHash);
                 created = true;
@@ -290,13 +334,13 @@ public final class RadixIndex implements PrefixOverlap {
                 if (created) {
                     freeIfUnused(child);
                 }
-                return StoreOutcome.OVER_CAPACITY;
+                return OVER_CAPACITY;
             }
             map.put(blockHash, child);
             ownerships++;
             parent = child;
         }
-        return StoreOutcome.STORED;
+        return parent;
     }
 
     private void clearLocked(int rank) {

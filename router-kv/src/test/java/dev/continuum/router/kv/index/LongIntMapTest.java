@@ -35,6 +35,16 @@ class LongIntMapTest {
         Map<Long, Integer> seen = new HashMap<>();
         map.forEach((k, v) -> seen.put(k, v));
         assertThat(seen).isEqualTo(reference);
+        // In sections of 7: every entry once, and the cursor ends at -1.
+        Map<Long, Integer> sections = new HashMap<>();
+        int calls = 0;
+        for (int cursor = 0; cursor >= 0; calls++) {
+            int before = sections.size();
+            cursor = map.forEachFrom(cursor, 7, (k, v) -> assertThat(sections.put(k, v)).isNull());
+            assertThat(sections.size() - before).isLessThanOrEqualTo(7);
+        }
+        assertThat(sections).isEqualTo(reference);
+        assertThat(calls).isEqualTo((reference.size() + 6) / 7 + (reference.size() % 7 == 0 ? 1 : 0));
         map.clear();
         assertThat(map.size()).isZero();
         assertThat(map.capacity()).isEqualTo(16);

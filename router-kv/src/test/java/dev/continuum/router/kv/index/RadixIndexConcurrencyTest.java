@@ -6,29 +6,47 @@ import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * Readers racing the writer only ever see whole events: the writer stores a 64-block chain for a rank in one
- * event and clears it in the next (while other ranks churn), so every answer a reader gets must show the
- * rank at depth 0 or 64, never in between, and never a rank that was not admitted.
+ * Readers racing the writer only ever see states between write sections: the writer stores a chain for a rank
+ * and takes it away again (while another rank churns), and every answer a reader gets must show the rank at a
+ * section boundary, never a rank that was not admitted. A chain of one section (64 blocks) stored in one event
+ * and cleared in the next is seen whole or not at all; a longer one grows by whole sections and, removed with
+ * its worker, leaves in one step.
  */
 class RadixIndexConcurrencyTest {
-    private static final int DEPTH = 64;
+    private static final int SECTION = RadixIndex.WRITE_SECTION_BLOCKS;
 
     @Test
     void readersSeeEitherTheWholeChainOrNone() throws Exception {
+        race(SECTION, Set.of(0, SECTION), false);
+    }
+
+    @Test
+    void aLongChainIsSeenGrowingByWholeSectionsAndLeavesWithItsWorkerInOneStep() throws Exception {
+        int depth = 3 * SECTION + 7;
+        race(depth, Set.of(0, SECTION, 2 * SECTION, 3 * SECTION, depth), true);
+    }
+
+    /**
+     * Rounds of: store a {@code depth}-block chain for the watched rank, churn the noise rank, then take the chain
+     * away ({@code departs}: the worker leaves with {@link RadixIndex#removeRanks}, else {@link RadixIndex#clearRank}).
+     * Readers check every answer's depth is in {@code allowed}.
+     */
+    private static void race(int depth, Set<Integer> allowed, boolean departs) throws Exception {
         RadixIndex index = new RadixIndex(IndexLimits.DEFAULT);
-        long[] tokens = new long[DEPTH];
-        long[] engine = new long[DEPTH];
-        for (int i = 0; i < DEPTH; i++) {
+        long[] tokens = new long[depth];
+        long[] engine = new long[depth];
+        for (int i = 0; i < depth; i++) {
             tokens[i] = 7_000 + i;
             engine[i] = 9_000 + i;
         }
-        int watched = index.addRank(42, 3);
+        int[] watched = {index.addRank(42, 3)};
         int noise = index.addRank(43, 0);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<String> violation = new AtomicReference<>();
@@ -40,9 +58,9 @@ class RadixIndexConcurrencyTest {
                 BlockHashes request = new BlockHashes(16, tokens);
                 while (!stop.get()) {
                     index.findMatches(request, out);
-                    int depth = out.matchedBlocksOf(42, 3);
-                    if (depth != 0 && depth != DEPTH) {
-                        violation.set("partial chain seen: " + depth);
+                    int seen = out.matchedBlocksOf(42, 3);
+                    if (!allowed.contains(seen)) {
+                        violation.set("a chain seen between sections: " + seen);
                     }
                     for (int i = 0; i < out.size(); i++) {
                         if (out.workerId(i) != 42 && out.workerId(i) != 43) {
@@ -55,14 +73,19 @@ class RadixIndexConcurrencyTest {
             reader.start();
             readers.add(reader);
         }
-        long[] noiseEngine = new long[DEPTH / 2];
+        long[] noiseEngine = new long[SECTION / 2];
         for (int round = 0; round < 20_000; round++) {
-            index.store(watched, false, 0, engine, tokens, 0, DEPTH);
+            index.store(watched[0], false, 0, engine, tokens, 0, depth);
             for (int i = 0; i < noiseEngine.length; i++) {
                 noiseEngine[i] = round * 1_000L + i;
             }
             index.store(noise, false, 0, noiseEngine, tokens, 0, noiseEngine.length);
-            index.clearRank(watched);
+            if (departs) {
+                index.removeRanks(watched, 1);
+                watched[0] = index.addRank(42, 3);
+            } else {
+                index.clearRank(watched[0]);
+            }
             index.remove(noise, noiseEngine, 0, noiseEngine.length);
         }
         stop.set(true);

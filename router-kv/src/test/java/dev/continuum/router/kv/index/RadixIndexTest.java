@@ -107,6 +107,61 @@ class RadixIndexTest {
     }
 
     @Test
+    void chainsLongerThanOneWriteSectionAreStoredAndRemovedWholeAndARefusalKeepsWhatCameBefore() {
+        int n = 3 * RadixIndex.WRITE_SECTION_BLOCKS + 7;
+        long[] tokens = engine(5_000, n);
+        int a = index.addRank(1, 0);
+        int b = index.addRank(2, 0);
+        assertThat(index.store(a, false, 0, engine(10_000, n), tokens, 0, n)).isEqualTo(StoreOutcome.STORED);
+        // The second event hangs off the first one's last block, and itself spans sections.
+        long[] more = engine(50_000, n);
+        long[] moreTokens = engine(90_000, n);
+        assertThat(index.store(a, true, 10_000 + n - 1, more, moreTokens, 0, n)).isEqualTo(StoreOutcome.STORED);
+        assertThat(index.store(b, false, 0, engine(20_000, n), tokens, 0, n)).isEqualTo(StoreOutcome.STORED);
+        assertThat(index.nodes()).isEqualTo(2 * n);
+        assertThat(index.blocksOf(a)).isEqualTo(2 * n);
+        OverlapScores wide = new OverlapScores(64);
+        long[] both = new long[2 * n];
+        System.arraycopy(tokens, 0, both, 0, n);
+        System.arraycopy(moreTokens, 0, both, n, n);
+        index.findMatches(new BlockHashes(16, both), wide);
+        assertThat(wide.matchedBlocksOf(1, 0)).isEqualTo(2 * n);
+        assertThat(wide.matchedBlocksOf(2, 0)).isEqualTo(n);
+
+        // Removing a's first chain, across sections: its second chain no longer hangs off a held block.
+        index.remove(a, engine(10_000, n), 0, n);
+        assertThat(index.blocksOf(a)).isEqualTo(n);
+        index.findMatches(new BlockHashes(16, both), wide);
+        assertThat(wide.matchedBlocksOf(1, 0)).isZero();
+        assertThat(wide.matchedBlocksOf(2, 0)).isEqualTo(n);
+
+        // Clearing b across sections releases its ownerships; its nodes stay as the path to a's second chain.
+        index.clearRank(b);
+        assertThat(index.blocksOf(b)).isZero();
+        assertThat(index.nodes()).isEqualTo(2 * n);
+        assertThat(index.ownerships()).isEqualTo(n);
+        index.findMatches(new BlockHashes(16, both), wide);
+        assertThat(wide.size()).isZero();
+        index.findMatches(new BlockHashes(16, moreTokens), wide);
+        assertThat(wide.size()).as("a's second chain no longer hangs off the root").isZero();
+        index.clearRank(a);
+        assertThat(index.nodes()).isZero();
+        assertThat(index.ownerships()).isZero();
+        assertThat(index.store(b, false, 0, engine(20_000, n), tokens, 0, n)).as("the cleared rank stores again")
+                .isEqualTo(StoreOutcome.STORED);
+        assertThat(index.ownerships()).isEqualTo(n);
+
+        // A ceiling met in the third section: the first sections' blocks stay, as a refusal mid-chain always did.
+        int limit = 2 * RadixIndex.WRITE_SECTION_BLOCKS + 5;
+        RadixIndex capped = new RadixIndex(new IndexLimits(1 << 10, limit, 1 << 12, 8, 8, 8));
+        int c = capped.addRank(3, 0);
+        assertThat(capped.store(c, false, 0, engine(1, n), tokens, 0, n)).isEqualTo(StoreOutcome.OVER_CAPACITY);
+        assertThat(capped.blocksOf(c)).isEqualTo(limit);
+        capped.findMatches(new BlockHashes(16, tokens), wide);
+        assertThat(wide.matchedBlocksOf(3, 0)).isEqualTo(limit);
+    }
+
+    @Test
     void everyCeilingRefusesPastCapacity() {
         RadixIndex small = new RadixIndex(new IndexLimits(4, 3, 6, 2, 8, 8));
         int a = small.addRank(1, 0);
