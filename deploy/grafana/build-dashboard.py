@@ -196,6 +196,11 @@ panel("Backend KV cache index: sources by state",
       description="pending: no kv-listener session carries the backend.")
 panel("Backend KV cache index: blocks",
       [("sum(continuum_kv_cache_index_blocks%s)" % SEL, "blocks")])
+panel("Backend KV cache index: stream failures by reason",
+      [("sum by (reason) (rate(continuum_kv_cache_index_stream_failures_total%s[$__rate_interval]))" % SEL,
+        "{{reason}}")],
+      "ops", description="Failed attempts to open or read a source's stream: tls, connect, http, event_bus. "
+      "Which source: the admin view's kv_cache_index_sources.")
 end_row()
 
 row("Event bus and brokers")

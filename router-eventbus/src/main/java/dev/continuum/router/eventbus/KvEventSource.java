@@ -82,7 +82,8 @@ final class KvEventSource {
 
     /**
      * Why an attempt to open or read a stream failed (a stream that ends after its answer is not a failure). Counted
-     * per source in the admin view, not as a metric family: the dashboard charts every exported family.
+     * per source in the admin view and, for all sources together, in
+     * {@code continuum_kv_cache_index_stream_failures_total{reason}}.
      */
     enum Failure {
         /** The TLS handshake was refused: an untrusted certificate, a host mismatch, no common protocol. */
@@ -234,6 +235,7 @@ final class KvEventSource {
         Failure kind = failureKind(cause);
         String reason = failureReason(kind, cause);
         failureCounts.incrementAndGet(kind.ordinal());
+        metrics.failure(kind);
         error(reason);
         LOG.warn("kv_cache_index source {}: cannot open its stream: {} ({})", LogSafe.escape(source.backend()),
                 reason, LogSafe.escape(String.valueOf(cause.getMessage())));
@@ -288,6 +290,7 @@ final class KvEventSource {
         SseUpstream.Refused refused = this.refused;
         if (refused != null) {
             failureCounts.incrementAndGet(Failure.HTTP.ordinal());
+            metrics.failure(Failure.HTTP);
             error(refused.reason());
         } else {
             error(lost ? "event_bus: the kv-listener drained or went away" : "stream: ended");

@@ -30,12 +30,19 @@ final class KvSourceMetrics {
     }
 
     private final Counter[] events = new Counter[Result.values().length];
+    private final Counter[] failures = new Counter[KvEventSource.Failure.values().length];
     private final AtomicInteger[] states = new AtomicInteger[State.values().length];
 
     KvSourceMetrics(MeterRegistry registry, BackendKvIndex index) {
         for (Result r : Result.values()) {
             events[r.ordinal()] = Counter.builder("continuum.kv.cache.index.events").tag("result", r.label())
                     .description("backend KV events read from kv_cache_index sources, by what became of them")
+                    .register(registry);
+        }
+        for (KvEventSource.Failure f : KvEventSource.Failure.values()) {
+            failures[f.ordinal()] = Counter.builder("continuum.kv.cache.index.stream.failures")
+                    .tag("reason", f.label())
+                    .description("failed attempts to open or read a kv_cache_index source's stream, by reason")
                     .register(registry);
         }
         for (State s : State.values()) {
@@ -51,6 +58,10 @@ final class KvSourceMetrics {
 
     void event(Result result) {
         events[result.ordinal()].increment();
+    }
+
+    void failure(KvEventSource.Failure failure) {
+        failures[failure.ordinal()].increment();
     }
 
 
