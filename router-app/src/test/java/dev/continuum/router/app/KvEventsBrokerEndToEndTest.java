@@ -17,11 +17,9 @@ import dev.continuum.router.load.SubscriptionView;
 import dev.continuum.router.load.zmtp.Transport;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
+import dev.continuum.router.sim.KvEventEncoding;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,9 +34,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePacker;
 
 /**
  * kv-events through the event broker as its own OS process, on {@link EventBrokerEndToEndTest}'s fleet (fabric8's
@@ -344,61 +339,15 @@ class KvEventsBrokerEndToEndTest {
         return out;
     }
 
-    // RouterEvent in upstream's named msgpack layout (ai-dynamo/dynamo lib/kv-router/src/protocols.rs, serialized
-    // with rmp_serde::to_vec_named), as docs/kv-routing.md#decoding reads it.
-
-    private interface Data {
-        void write(MessagePacker p) throws IOException;
-    }
+    // RouterEvent payloads from the simulator's encoder (router-sim's KvEventEncoding: upstream's named msgpack
+    // layout, written independently of the router's decoder).
 
     private static byte[] stored(long worker, long eventId, int dpRank, @Nullable Long parent, long[] blocks,
                                  long[] tokens) {
-        return event(worker, eventId, dpRank, p -> {
-            p.packMapHeader(1).packString("stored").packMapHeader(3).packString("parent_hash");
-            if (parent == null) {
-                p.packNil();
-            } else {
-                u64(p, parent);
-            }
-            p.packString("start_position").packNil();
-            p.packString("blocks").packArrayHeader(blocks.length);
-            for (int i = 0; i < blocks.length; i++) {
-                p.packMapHeader(3).packString("block_hash");
-                u64(p, blocks[i]);
-                p.packString("tokens_hash");
-                u64(p, tokens[i]);
-                p.packString("mm_extra_info").packNil();
-            }
-        });
+        return KvEventEncoding.stored(worker, eventId, dpRank, parent, blocks, tokens, 0, blocks.length);
     }
 
     private static byte[] removed(long worker, long eventId, int dpRank, long... blocks) {
-        return event(worker, eventId, dpRank, p -> {
-            p.packMapHeader(1).packString("removed").packMapHeader(1).packString("block_hashes")
-                    .packArrayHeader(blocks.length);
-            for (long h : blocks) {
-                u64(p, h);
-            }
-        });
-    }
-
-    private static byte[] event(long worker, long eventId, int dpRank, Data data) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(3).packString("worker_id");
-            u64(p, worker);
-            p.packString("storage_tier").packString("device");
-            p.packString("event").packMapHeader(3).packString("event_id");
-            u64(p, eventId);
-            p.packString("data");
-            data.write(p);
-            p.packString("dp_rank").packLong(dpRank);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void u64(MessagePacker p, long bits) throws IOException {
-        p.packBigInteger(new BigInteger(Long.toUnsignedString(bits)));
+        return KvEventEncoding.removed(worker, eventId, dpRank, blocks, 0, blocks.length);
     }
 }

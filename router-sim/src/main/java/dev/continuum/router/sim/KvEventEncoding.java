@@ -9,8 +9,11 @@ import org.jspecify.annotations.Nullable;
  * {@code KvCacheEventData}: {@code {"stored": {parent_hash, start_position, blocks}}},
  * {@code {"removed": {block_hashes}}}, or the bare string {@code "cleared"} (a unit variant). Every hash is a u64.
  * A simulated worker's cache lives on the GPU, so {@code storage_tier} is always {@code "device"}.
+ *
+ * <p>Public for the router's end-to-end tests, which need kv-events written by something other than the router's
+ * own decoder's reading of the layout.
  */
-final class KvEventEncoding {
+public final class KvEventEncoding {
     static final String TOPIC = "kv-events";
 
     private KvEventEncoding() {
@@ -23,7 +26,7 @@ final class KvEventEncoding {
      * @param seqHashes   the chain's sequence hashes (the engine's {@code block_hash})
      * @param tokenHashes the chain's per-block token hashes ({@code tokens_hash}, what a router indexes)
      */
-    static byte[] stored(long workerId, long eventId, int dpRank, @Nullable Long parent, long[] seqHashes,
+    public static byte[] stored(long workerId, long eventId, int dpRank, @Nullable Long parent, long[] seqHashes,
             long[] tokenHashes, int from, int to) {
         return event(workerId, eventId, dpRank, p -> {
             p.packMapHeader(1);
@@ -53,7 +56,7 @@ final class KvEventEncoding {
     }
 
     /** A {@code removed} event for {@code hashes[from..to-1]} (sequence hashes). */
-    static byte[] removed(long workerId, long eventId, int dpRank, long[] hashes, int from, int to) {
+    public static byte[] removed(long workerId, long eventId, int dpRank, long[] hashes, int from, int to) {
         return event(workerId, eventId, dpRank, p -> {
             p.packMapHeader(1);
             p.packString("removed");
@@ -67,7 +70,7 @@ final class KvEventEncoding {
     }
 
     /** A {@code cleared} event: every block of the rank is gone. */
-    static byte[] cleared(long workerId, long eventId, int dpRank) {
+    public static byte[] cleared(long workerId, long eventId, int dpRank) {
         return event(workerId, eventId, dpRank, p -> p.packString("cleared"));
     }
 
