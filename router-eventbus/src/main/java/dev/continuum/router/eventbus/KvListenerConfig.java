@@ -4,10 +4,10 @@ import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.internal.TreeNode;
+import dev.continuum.router.eventbus.config.BackendStreamNodes;
 import dev.continuum.router.eventbus.config.BackendTrust;
 import dev.continuum.router.eventbus.config.EventBusSection;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -78,8 +78,9 @@ public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources, Ma
         for (ConfigNode entry : entries) {
             ConfigNode backendNode = entry.get("backend");
             String backend = backendNode.asStringOrNull();
-            URI url = url(entry.get("url"));
-            BackendTrust ca = url == null ? null : ca(entry.get("tls"), url);
+            URI url = BackendStreamNodes.url(entry.get("url"));
+            // ca as the file's bus block names its CA
+            BackendTrust ca = url == null ? null : BackendStreamNodes.tls(entry.get("tls"), url, "ca").trust();
             if (backend == null || backend.isEmpty()
                     || backend.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 128) {
                 backendNode.error((backend == null ? "missing" : Problems.render(backend))
@@ -97,44 +98,5 @@ public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources, Ma
             return null;
         }
         return new KvListenerConfig(bus.settings(List.of()), sources, trust);
-    }
-
-    /** {@code sources[].tls}: only for https; {@code ca} as the bus block names its CA. */
-    private static @Nullable BackendTrust ca(ConfigNode tls, URI url) {
-        if (!tls.isPresent() && tls.kind() != ConfigNode.Kind.NULL) {
-            return null;
-        }
-        if (!"https".equals(url.getScheme())) {
-            tls.error("set (expected: only with an https:// url)");
-            return null;
-        }
-        if (tls.isPresent() && tls.kind() != ConfigNode.Kind.MAP) {
-            tls.invalid("a map with ca");
-            return null;
-        }
-        ConfigNode ca = tls.get("ca");
-        return ca.isPresent() ? BackendTrust.bind(ca) : null;
-    }
-
-    /** {@code http}, or {@code https} verified as {@link BackendTls} says. */
-    private static @Nullable URI url(ConfigNode node) {
-        String text = node.asStringOrNull();
-        if (text == null) {
-            node.error("missing (expected: http(s)://host:port/path of the backend's SSE KV-event stream)");
-            return null;
-        }
-        try {
-            URI uri = new URI(text.trim());
-            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                    || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
-                node.error(Problems.render(Problems.maskUserInfo(text))
-                        + " (expected: http(s)://host:port/path, no credentials or fragment)");
-                return null;
-            }
-            return uri;
-        } catch (URISyntaxException e) {
-            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http(s)://host:port/path)");
-            return null;
-        }
     }
 }

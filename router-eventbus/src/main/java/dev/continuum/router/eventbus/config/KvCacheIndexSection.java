@@ -7,7 +7,6 @@ import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.ReloadClass;
 import dev.continuum.router.core.config.RouterConfig;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -117,49 +116,16 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
             }
             return new KvCacheIndexConfig.Source(backend, transport, null);
         }
-        URI url = url(urlNode);
+        URI url = BackendStreamNodes.url(urlNode);
         if (url == null) {
             return null;
         }
-        KvCacheIndexConfig.Tls tls = null;
-        if (tlsNode.isPresent() || tlsNode.kind() == ConfigNode.Kind.NULL) {
-            if (!"https".equals(url.getScheme())) {
-                tlsNode.error("set (expected: only with an https:// url)");
-                return null;
-            }
-            if (tlsNode.isPresent() && tlsNode.kind() != ConfigNode.Kind.MAP) {
-                tlsNode.invalid("a map with ca_cert");
-                return null;
-            }
-            ConfigNode caNode = tlsNode.get("ca_cert");
-            BackendTrust trust = caNode.isPresent() ? BackendTrust.bind(caNode) : null;
-            if (caNode.isPresent() && trust == null) {
-                return null;
-            }
-            tls = new KvCacheIndexConfig.Tls(trust);
-        }
-        return new KvCacheIndexConfig.Source(backend, transport, url, tls);
-    }
-
-    private static @Nullable URI url(ConfigNode node) {
-        String text = node.asStringOrNull();
-        if (text == null) {
-            node.error("missing (expected: http(s)://host:port/path of the backend's SSE KV-event stream)");
+        BackendStreamNodes.Tls tls = BackendStreamNodes.tls(tlsNode, url, "ca_cert"); // as etcd.tls.ca_cert
+        if (!tls.valid()) {
             return null;
         }
-        try {
-            URI uri = new URI(text.trim());
-            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                    || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
-                node.error(Problems.render(Problems.maskUserInfo(text))
-                        + " (expected: http(s)://host:port/path, no credentials or fragment)");
-                return null;
-            }
-            return uri;
-        } catch (URISyntaxException e) {
-            node.error(Problems.render(Problems.maskUserInfo(text)) + " (expected: http(s)://host:port/path)");
-            return null;
-        }
+        return new KvCacheIndexConfig.Source(backend, transport, url,
+                tls.present() ? new KvCacheIndexConfig.Tls(tls.trust()) : null);
     }
 
     @Override
