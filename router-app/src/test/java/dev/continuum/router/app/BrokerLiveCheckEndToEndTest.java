@@ -1,50 +1,35 @@
 package dev.continuum.router.app;
 
-import static dev.continuum.router.testing.DynamoRecords.card;
-import static dev.continuum.router.testing.DynamoRecords.cardKey;
-import static dev.continuum.router.testing.DynamoRecords.channel;
-import static dev.continuum.router.testing.DynamoRecords.channelKey;
-import static dev.continuum.router.testing.DynamoRecords.endpoint;
-import static dev.continuum.router.testing.DynamoRecords.endpointKey;
-import static dev.continuum.router.testing.DynamoRecords.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.continuum.router.discovery.kubernetes.PodNameHash;
 import dev.continuum.router.eventbus.config.TokenHash;
+import dev.continuum.router.sim.KvEventEncoding;
 import dev.continuum.router.testing.FreePorts;
 import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestCertificates;
 import dev.continuum.router.testing.TestUpstream;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,11 +48,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 /**
  * The event bus live on a whole router: the router and the event broker each run as their own OS process
@@ -96,16 +77,13 @@ class BrokerLiveCheckEndToEndTest {
     /** The families only a router with the bus running exports ({@link MetricsCatalogTest} leaves them to this test). */
     static final List<String> BUS_PREFIXES = List.of("continuum_dynamo_event_bus_", "continuum_dynamo_broker_");
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final ResourceDefinitionContext METADATA = new ResourceDefinitionContext.Builder()
-            .withGroup("nvidia.com").withVersion("v1alpha1").withKind("DynamoWorkerMetadata")
-            .withPlural("dynamoworkermetadatas").withNamespaced(true).build();
 
     @TempDir
     static Path dir;
     private KubernetesMockServer k8s;
     private KubernetesClient admin;
     private final ZContext zmq = new ZContext(1);
-    private final List<Publisher> publishers = new ArrayList<>();
+    private final List<WorkerPod> publishers = new ArrayList<>();
     private final ScheduledExecutorService traffic = Executors.newScheduledThreadPool(2);
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private TestUpstream shim;
@@ -114,64 +92,6 @@ class BrokerLiveCheckEndToEndTest {
     private int port;
     private int busPort;
     private TestCertificates certs;
-
-    /** JeroMQ PUB sockets publishing kv_metrics and kv-events; used only from the traffic thread once built. */
-    private final class Publisher {
-        final String pod;
-        final long instanceId;
-        final long publisherId;
-        final ZMQ.Socket socket;
-        final int port;
-        long sequence = 1;
-        final long kvPublisherId;
-        final ZMQ.Socket kvSocket;
-        final int kvPort;
-        long kvSequence = 1;
-
-        Publisher(String pod) {
-            this.pod = pod;
-            instanceId = PodNameHash.hashPodName(pod);
-            publisherId = instanceId ^ 0x5a5a;
-            socket = bind();
-            port = port(socket);
-            kvPublisherId = instanceId ^ 0xa5a5;
-            kvSocket = bind();
-            kvPort = port(kvSocket);
-        }
-
-        private ZMQ.Socket bind() {
-            ZMQ.Socket s = zmq.createSocket(SocketType.PUB);
-            s.setLinger(0);
-            s.bind("tcp://127.0.0.1:*");
-            return s;
-        }
-
-        private static int port(ZMQ.Socket bound) {
-            String endpoint = bound.getLastEndpoint();
-            return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
-        }
-
-        /** One kv-events message: a root-anchored block stored on rank 0, a new one each time. */
-        void publishStored() {
-            long seq = kvSequence++;
-            byte[] envelope = envelope(kvPublisherId, seq, "kv-events", stored(instanceId, seq, (instanceId << 20) + seq));
-            kvSocket.send("kv-events".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(8).putLong(kvPublisherId).array(), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length)
-                    .put(envelope).array(), 0);
-        }
-
-        void publish(long kvUsed) {
-            long seq = sequence++;
-            byte[] envelope = envelope(publisherId, seq, "kv_metrics", activeLoad(instanceId, kvUsed));
-            socket.send("kv_metrics".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(8).putLong(publisherId).array(), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length).put(envelope)
-                    .array(), 0);
-        }
-    }
 
     @BeforeAll
     void startTheRouterAndTheBroker() throws Exception {
@@ -190,14 +110,14 @@ class BrokerLiveCheckEndToEndTest {
         broker = startBroker("broker-a");
         admin = k8s.createClient();
         for (int i = 0; i < PUBLISHERS; i++) {
-            publishers.add(new Publisher("vllm-decode-" + i));
+            publishers.add(new WorkerPod(zmq, "vllm-decode-" + i, true));
         }
         EndpointSliceBuilder slice = new EndpointSliceBuilder().withNewMetadata().withName("vllm-slice")
                 .withNamespace(K8S_NS).addToLabels("nvidia.com/dynamo-discovery-backend", "kubernetes")
                 .addToLabels("nvidia.com/dynamo-discovery-enabled", "true").endMetadata().withAddressType("IPv4");
         int ip = 1;
-        for (Publisher p : publishers) {
-            createMetadata(p);
+        for (WorkerPod p : publishers) {
+            p.createMetadata(admin, K8S_NS, MODEL);
             slice.addNewEndpoint().withAddresses("10.0.0." + ip++).withNewConditions().withReady(true).endConditions()
                     .withNewTargetRef().withKind("Pod").withName(p.pod).endTargetRef().endEndpoint();
         }
@@ -205,8 +125,11 @@ class BrokerLiveCheckEndToEndTest {
         createBrokerPod("continuum-event-broker-a-0");
         // Samples every 100 ms, so the script's 1 s scrapes always see the applied counter move.
         traffic.scheduleAtFixedRate(() -> publishers.forEach(p -> {
-            p.publish(p.sequence % 50);
-            p.publishStored();
+            p.publish(p.publisherId, p.sequence, p.sequence++ % 50);
+            // A root-anchored block stored on rank 0, a new one each time.
+            long block = (p.instanceId << 20) + p.kvSequence;
+            p.publishKv(p.kvPublisherId, KvEventEncoding.stored(p.instanceId, p.kvSequence, 0, null,
+                    new long[] {block}, new long[] {block ^ 0x7777}, 0, 1));
         }), 0, 100, TimeUnit.MILLISECONDS);
         awaitSubscriptions("connected");
     }
@@ -509,94 +432,5 @@ class BrokerLiveCheckEndToEndTest {
                 .endCondition().addNewContainerStatus().withName("event-broker").withReady(true).withRestartCount(0)
                 .endContainerStatus().endStatus().build();
         admin.pods().inNamespace(K8S_NS).resource(pod).create();
-    }
-
-    private void createMetadata(Publisher p) throws Exception {
-        long id = p.instanceId;
-        Map<String, Object> endpoints = new LinkedHashMap<>();
-        Map<String, Object> cards = new LinkedHashMap<>();
-        Map<String, Object> channels = new LinkedHashMap<>();
-        endpoints.put(endpointKey(DYN, "decode", "generate", id).substring("v1/instances/".length()),
-                JSON.readValue(endpoint(DYN, "decode", "generate", id), Map.class));
-        cards.put(cardKey(DYN, "decode", "generate", id).substring("v1/mdc/".length()),
-                JSON.readValue(model(DYN, "decode", "generate", id, card(MODEL, "Decode")), Map.class));
-        channels.put(channelKey(DYN, "decode", "generate", "kv_metrics", p.publisherId)
-                        .substring("v1/event_channels/".length()),
-                JSON.readValue(channel(DYN, "decode", "generate", "kv_metrics", p.publisherId,
-                        "tcp://127.0.0.1:" + p.port), Map.class));
-        channels.put(channelKey(DYN, "decode", "generate", "kv-events", p.kvPublisherId)
-                        .substring("v1/event_channels/".length()),
-                JSON.readValue(channel(DYN, "decode", "generate", "kv-events", p.kvPublisherId,
-                        "tcp://127.0.0.1:" + p.kvPort), Map.class));
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("endpoints", endpoints);
-        data.put("model_cards", cards);
-        data.put("event_channels", channels);
-        data.put("event_sources", null);
-        GenericKubernetesResource resource = new GenericKubernetesResourceBuilder().withApiVersion("nvidia.com/v1alpha1")
-                .withKind("DynamoWorkerMetadata")
-                .withNewMetadata().withName(p.pod).withNamespace(K8S_NS)
-                .addNewOwnerReference().withApiVersion("v1").withKind("Pod").withName(p.pod).withUid("uid-" + p.pod)
-                .withController(true).endOwnerReference().endMetadata()
-                .withAdditionalProperties(Map.of("spec", Map.of("data", data))).build();
-        admin.genericKubernetesResources(METADATA).inNamespace(K8S_NS).resource(resource).create();
-    }
-
-    private static byte[] activeLoad(long workerId, long kvUsed) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("worker_id").packLong(workerId);
-            p.packString("dp_rank").packLong(0);
-            p.packString("active_decode_blocks").packNil();
-            p.packString("active_prefill_tokens").packNil();
-            p.packString("kv_used_blocks").packLong(kvUsed);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /**
-     * A RouterEvent storing one block under no parent, in upstream's named msgpack layout (ai-dynamo/dynamo
-     * lib/kv-router/src/protocols.rs, rmp_serde::to_vec_named), as docs/kv-routing.md#decoding reads it.
-     */
-    private static byte[] stored(long worker, long eventId, long block) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(3).packString("worker_id");
-            u64(p, worker);
-            p.packString("storage_tier").packString("device");
-            p.packString("event").packMapHeader(3).packString("event_id");
-            u64(p, eventId);
-            p.packString("data").packMapHeader(1).packString("stored").packMapHeader(3)
-                    .packString("parent_hash").packNil().packString("start_position").packNil()
-                    .packString("blocks").packArrayHeader(1).packMapHeader(3).packString("block_hash");
-            u64(p, block);
-            p.packString("tokens_hash");
-            u64(p, block ^ 0x7777);
-            p.packString("mm_extra_info").packNil();
-            p.packString("dp_rank").packLong(0);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void u64(MessageBufferPacker p, long bits) throws IOException {
-        p.packBigInteger(new BigInteger(Long.toUnsignedString(bits)));
-    }
-
-    private static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
-            p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
-            p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString(topic);
-            p.packString("payload").packBinaryHeader(payload.length);
-            p.writePayload(payload);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -1,16 +1,8 @@
 package dev.continuum.router.app;
 
-import static dev.continuum.router.testing.DynamoRecords.card;
-import static dev.continuum.router.testing.DynamoRecords.cardKey;
-import static dev.continuum.router.testing.DynamoRecords.channel;
-import static dev.continuum.router.testing.DynamoRecords.channelKey;
-import static dev.continuum.router.testing.DynamoRecords.endpoint;
-import static dev.continuum.router.testing.DynamoRecords.endpointKey;
-import static dev.continuum.router.testing.DynamoRecords.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.discovery.DiscoverySourceKind;
@@ -22,7 +14,6 @@ import dev.continuum.router.discovery.kubernetes.KubernetesClients;
 import dev.continuum.router.discovery.kubernetes.KubernetesLimits;
 import dev.continuum.router.discovery.kubernetes.KubernetesMetadataSource;
 import dev.continuum.router.discovery.kubernetes.MetadataLimits;
-import dev.continuum.router.discovery.kubernetes.PodNameHash;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.eventbus.BrokerCoverage;
@@ -45,19 +36,14 @@ import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SelectionReason;
 import dev.continuum.router.testing.TestCertificates;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -65,7 +51,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,11 +63,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 /**
  * The event broker as its own OS process ({@code continuum-router event-broker --config FILE}) between the
@@ -104,17 +85,13 @@ class EventBrokerEndToEndTest {
     int publisherCount = 6;
     /** Each publisher also advertises a kv-events channel on a PUB socket of its own (KvEventsBrokerEndToEndTest). */
     boolean kvEvents;
-    private static final ObjectMapper MAPPER = new ObjectMapper();
-    private static final ResourceDefinitionContext METADATA = new ResourceDefinitionContext.Builder()
-            .withGroup("nvidia.com").withVersion("v1alpha1").withKind("DynamoWorkerMetadata")
-            .withPlural("dynamoworkermetadatas").withNamespaced(true).build();
 
     @TempDir
     Path dir;
     private KubernetesMockServer k8s;
     private KubernetesClient admin;
     private final ZContext zmq = new ZContext(1);
-    final List<Publisher> publishers = new ArrayList<>();
+    final List<WorkerPod> publishers = new ArrayList<>();
     private final List<Process> children = new ArrayList<>();
     EventBusSupervisor bus;
     DiscoverySupervisor discovery;
@@ -125,100 +102,6 @@ class EventBrokerEndToEndTest {
     private final AtomicLong skipped = new AtomicLong();
     private final LongSupplier brokerTicker = () -> System.nanoTime() + skipped.get();
     private static final Duration MAX_STALENESS = Duration.ofMinutes(1);
-
-    /** A JeroMQ PUB socket sending kv_metrics messages packed with msgpack-core. */
-    final class Publisher {
-        final String pod;
-        final long instanceId;
-        final long publisherId;
-        final ZMQ.Socket socket;
-        final int port;
-        long sequence = 1;
-        /** The kv-events channel's publisher ID and PUB socket (null unless {@link #kvEvents}). */
-        final long kvPublisherId;
-        final ZMQ.@org.jspecify.annotations.Nullable Socket kvSocket;
-        final int kvPort;
-        long kvSequence = 1;
-
-        Publisher(String pod) {
-            this.pod = pod;
-            this.instanceId = PodNameHash.hashPodName(pod);
-            this.publisherId = instanceId ^ 0x5a5a;
-            socket = zmq.createSocket(SocketType.PUB);
-            socket.setLinger(0);
-            socket.bind("tcp://127.0.0.1:*");
-            port = port(socket);
-            kvPublisherId = instanceId ^ 0xa5a5;
-            kvSocket = kvEvents ? zmq.createSocket(SocketType.PUB) : null;
-            if (kvSocket != null) {
-                kvSocket.setLinger(0);
-                kvSocket.bind("tcp://127.0.0.1:*");
-            }
-            kvPort = kvSocket == null ? 0 : port(kvSocket);
-        }
-
-        private static int port(ZMQ.Socket bound) {
-            String endpoint = bound.getLastEndpoint();
-            return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
-        }
-
-        /** One kv-events message around a msgpack RouterEvent (or batch), claiming {@code claimedId}. */
-        void publishKv(long claimedId, byte[] routerEvent) {
-            long seq = kvSequence++;
-            byte[] envelope = envelope(claimedId, seq, "kv-events", routerEvent);
-            kvSocket.send("kv-events".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(8).putLong(claimedId).array(), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
-            kvSocket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length)
-                    .put(envelope).array(), 0);
-        }
-
-        void publish(long claimedId, long seq, long kvUsed) {
-            byte[] envelope = envelope(claimedId, seq, activeLoad(instanceId, kvUsed));
-            socket.send("kv_metrics".getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(8).putLong(claimedId).array(), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
-            socket.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length).put(envelope)
-                    .array(), 0);
-        }
-
-        WorkerId worker() {
-            return new WorkerId(DYN, instanceId);
-        }
-    }
-
-    private static byte[] activeLoad(long workerId, long kvUsed) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("worker_id").packLong(workerId);
-            p.packString("dp_rank").packLong(0);
-            p.packString("active_decode_blocks").packNil();
-            p.packString("active_prefill_tokens").packNil();
-            p.packString("kv_used_blocks").packLong(kvUsed);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static byte[] envelope(long publisherId, long sequence, byte[] payload) {
-        return envelope(publisherId, sequence, "kv_metrics", payload);
-    }
-
-    private static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
-            p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
-            p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString(topic);
-            p.packString("payload").packBinaryHeader(payload.length);
-            p.writePayload(payload);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
 
     @BeforeEach
     void setUp() throws Exception {
@@ -252,16 +135,16 @@ class EventBrokerEndToEndTest {
         bus.start().join();
 
         for (int i = 0; i < publisherCount; i++) {
-            publishers.add(new Publisher("vllm-decode-" + i));
+            publishers.add(new WorkerPod(zmq, "vllm-decode-" + i, kvEvents));
         }
-        for (Publisher p : publishers) {
-            createMetadata(p);
+        for (WorkerPod p : publishers) {
+            p.createMetadata(admin, K8S_NS, "Qwen/Qwen3-32B");
         }
         EndpointSliceBuilder slice = new EndpointSliceBuilder().withNewMetadata().withName("vllm-slice")
                 .withNamespace(K8S_NS).addToLabels("nvidia.com/dynamo-discovery-backend", "kubernetes")
                 .addToLabels("nvidia.com/dynamo-discovery-enabled", "true").endMetadata().withAddressType("IPv4");
         int ip = 1;
-        for (Publisher p : publishers) {
+        for (WorkerPod p : publishers) {
             slice.addNewEndpoint().withAddresses("10.0." + (ip / 250 + 1) + "." + (ip++ % 250 + 1)).withNewConditions().withReady(true).endConditions()
                     .withNewTargetRef().withKind("Pod").withName(p.pod).endTargetRef().endEndpoint();
         }
@@ -291,39 +174,6 @@ class EventBrokerEndToEndTest {
         s.start().join();
         s.follow(discovery.registry());
         return s;
-    }
-
-    private void createMetadata(Publisher p) throws Exception {
-        long id = p.instanceId;
-        Map<String, Object> endpoints = new LinkedHashMap<>();
-        Map<String, Object> cards = new LinkedHashMap<>();
-        Map<String, Object> channels = new LinkedHashMap<>();
-        endpoints.put(endpointKey(DYN, "decode", "generate", id).substring("v1/instances/".length()),
-                MAPPER.readValue(endpoint(DYN, "decode", "generate", id), Map.class));
-        cards.put(cardKey(DYN, "decode", "generate", id).substring("v1/mdc/".length()),
-                MAPPER.readValue(model(DYN, "decode", "generate", id, card("Qwen/Qwen3-32B", "Decode")), Map.class));
-        channels.put(channelKey(DYN, "decode", "generate", "kv_metrics", p.publisherId)
-                        .substring("v1/event_channels/".length()),
-                MAPPER.readValue(channel(DYN, "decode", "generate", "kv_metrics", p.publisherId,
-                        "tcp://127.0.0.1:" + p.port), Map.class));
-        if (p.kvSocket != null) {
-            channels.put(channelKey(DYN, "decode", "generate", "kv-events", p.kvPublisherId)
-                            .substring("v1/event_channels/".length()),
-                    MAPPER.readValue(channel(DYN, "decode", "generate", "kv-events", p.kvPublisherId,
-                            "tcp://127.0.0.1:" + p.kvPort), Map.class));
-        }
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("endpoints", endpoints);
-        data.put("model_cards", cards);
-        data.put("event_channels", channels);
-        data.put("event_sources", null);
-        GenericKubernetesResource resource = new GenericKubernetesResourceBuilder().withApiVersion("nvidia.com/v1alpha1")
-                .withKind("DynamoWorkerMetadata")
-                .withNewMetadata().withName(p.pod).withNamespace(K8S_NS)
-                .addNewOwnerReference().withApiVersion("v1").withKind("Pod").withName(p.pod).withUid("uid-" + p.pod)
-                .withController(true).endOwnerReference().endMetadata()
-                .withAdditionalProperties(Map.of("spec", Map.of("data", data))).build();
-        admin.genericKubernetesResources(METADATA).inNamespace(K8S_NS).resource(resource).create();
     }
 
     @AfterEach
@@ -405,7 +255,7 @@ class EventBrokerEndToEndTest {
     void warmUp(long marker) {
         await().pollInSameThread().pollInterval(Duration.ofMillis(25)).atMost(Duration.ofSeconds(30)).until(() -> {
             boolean all = true;
-            for (Publisher p : publishers) {
+            for (WorkerPod p : publishers) {
                 p.publish(p.publisherId, p.sequence++, marker);
                 for (LoadSupervisor s : List.of(direct, broker)) {
                     LoadSample sample = s.store().latest(p.worker(), 0);
@@ -418,7 +268,7 @@ class EventBrokerEndToEndTest {
 
     private Map<WorkerId, String> state(LoadSupervisor s) {
         Map<WorkerId, String> out = new HashMap<>();
-        for (Publisher p : publishers) {
+        for (WorkerPod p : publishers) {
             LoadSample sample = s.store().latest(p.worker(), 0);
             out.put(p.worker(), sample == null ? "none"
                     : sample.publisherId() + "@" + sample.sequence() + ":" + sample.load());
@@ -435,7 +285,7 @@ class EventBrokerEndToEndTest {
         warmUp(5);
 
         // The replay: in order, late, foreign publisher ID, a gap, in order again, then the end marker.
-        for (Publisher p : publishers) {
+        for (WorkerPod p : publishers) {
             long s = p.sequence;
             p.publish(p.publisherId, s, 10);
             p.publish(p.publisherId, s - 1, 999);        // late: dropped
@@ -492,7 +342,7 @@ class EventBrokerEndToEndTest {
 
     @Test
     void anUnadvertisedPublisherIsRefusedWhileAdvertisedOnesConnect() throws Exception {
-        Publisher hidden = new Publisher("not-in-metadata");
+        WorkerPod hidden = new WorkerPod(zmq, "not-in-metadata", kvEvents);
         startBroker("broker-a", "broker-a", TOKEN_A);
         await().atMost(Duration.ofSeconds(60)).until(() -> all(broker, SubscriptionState.CONNECTED));
 
@@ -521,7 +371,7 @@ class EventBrokerEndToEndTest {
         assertThat(onA.streamCount() + onB.streamCount()).isEqualTo(6);
         // The split is rendezvous placement: the same on every router replica, computed from configuration.
         int expectA = 0;
-        for (Publisher p : publishers) {
+        for (WorkerPod p : publishers) {
             if (Long.compareUnsigned(weight(p, "broker-a"), weight(p, "broker-b")) > 0) {
                 expectA++;
             }
@@ -549,7 +399,7 @@ class EventBrokerEndToEndTest {
     }
 
     /** The rendezvous weight as docs/event-bus.md defines it, computed here independently of the router's code. */
-    private static long weight(Publisher p, String clientId) throws Exception {
+    private static long weight(WorkerPod p, String clientId) throws Exception {
         byte[] key = (DYN + "\n127.0.0.1\n" + p.port + "\nkv_metrics").getBytes(StandardCharsets.UTF_8);
         java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
         sha.update(ByteBuffer.allocate(8).putLong(key.length).array());

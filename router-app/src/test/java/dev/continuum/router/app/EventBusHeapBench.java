@@ -51,7 +51,7 @@ class EventBusHeapBench {
                 fleet.startBroker(b, b, EventBrokerEndToEndTest.token(b));
             }
             await().atMost(Duration.ofSeconds(600)).until(() -> fleet.all(fleet.broker, SubscriptionState.CONNECTED));
-            for (EventBrokerEndToEndTest.Publisher p : fleet.publishers) {
+            for (WorkerPod p : fleet.publishers) {
                 p.publish(p.publisherId, p.sequence++, 1);
             }
             await().atMost(Duration.ofSeconds(120)).until(() -> fleet.publishers.stream().allMatch(p -> {

@@ -92,12 +92,12 @@ class EventBusRelayBench {
                 LockSupport.parkNanos(wait);
             }
             for (int i = 0; i < n; i++) {
-                EventBrokerEndToEndTest.Publisher p = fleet.publishers.get(i);
+                WorkerPod p = fleet.publishers.get(i);
                 directCount = sample(fleet.direct, p, base, lastDirect, i, direct, directCount);
                 relayedCount = sample(fleet.broker, p, base, lastBroker, i, relayed, relayedCount);
             }
             for (int k = 0; k < perBurst; k++) {
-                EventBrokerEndToEndTest.Publisher p = fleet.publishers.get((int) (sent++ % n));
+                WorkerPod p = fleet.publishers.get((int) (sent++ % n));
                 // The send time in 100 ns units since base, as kv_used_blocks.
                 p.publish(p.publisherId, p.sequence++, (System.nanoTime() - base) / 100);
             }
@@ -124,7 +124,7 @@ class EventBusRelayBench {
     }
 
     /** Records the latency of the publisher's latest sample in {@code store} if it is one not seen before. */
-    private static int sample(LoadSupervisor store, EventBrokerEndToEndTest.Publisher p, long base, long[] last,
+    private static int sample(LoadSupervisor store, WorkerPod p, long base, long[] last,
                               int i, long[] out, int count) {
         LoadSample s = store.store().latest(p.worker(), 0);
         if (s == null || s.sequence() == last[i] || count == out.length) {

@@ -3,7 +3,6 @@ package dev.continuum.router.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.continuum.router.app.EventBrokerEndToEndTest.Publisher;
 import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.kv.index.IndexLimits;
 import dev.continuum.router.kv.index.KvEventResult;
@@ -96,14 +95,14 @@ class KvEventsBrokerEndToEndTest {
         }
 
         /** Leading blocks of {@code tokens} the index says {@code p}'s worker (rank 0) holds. */
-        int matched(long[] tokens, Publisher p) {
+        int matched(long[] tokens, WorkerPod p) {
             OverlapScores out = new OverlapScores(64);
             writer.index().findMatches(new BlockHashes(BLOCK, tokens), out);
             return out.matchedBlocksOf(p.instanceId, 0);
         }
 
         /** The rank_blocks gauge of {@code p}'s worker, rank 0; -1 when the index has no such rank. */
-        int blocks(Publisher p) {
+        int blocks(WorkerPod p) {
             Gauge g = meters.find(KvIndexMetrics.RANK_BLOCKS).tag("worker", Long.toHexString(p.instanceId))
                     .tag("dp_rank", "0").gauge();
             return g == null ? -1 : (int) g.value();
@@ -180,7 +179,7 @@ class KvEventsBrokerEndToEndTest {
             throws Exception {
         Side direct = this.direct;
         Side broker = this.broker;
-        List<Publisher> pods = fleet.publishers;
+        List<WorkerPod> pods = fleet.publishers;
         int n = pods.size();
         Process a = fleet.startBroker("broker-a", "broker-a", EventBrokerEndToEndTest.TOKEN_A);
         await().atMost(Duration.ofSeconds(60)).until(() -> direct.all(SubscriptionState.CONNECTED)
@@ -205,7 +204,7 @@ class KvEventsBrokerEndToEndTest {
         Map<KvEventResult, Double> directBefore = direct.counts();
         Map<KvEventResult, Double> brokerBefore = broker.counts();
         for (int i = 0; i < n; i++) {
-            Publisher p = pods.get(i);
+            WorkerPod p = pods.get(i);
             long e = nextEventId[i];
             long[] own = ownBlocks(i);
             send(i, stored(p.instanceId, e, 0, SHARED_BLOCKS[1], own, ownTokens(i)));
@@ -224,7 +223,7 @@ class KvEventsBrokerEndToEndTest {
         assertThat(broker.state()).isEqualTo(direct.state());
         for (Side s : List.of(direct, broker)) {
             assertThat(s.state().get("matches poison")).isEqualTo(List.of());
-            for (Publisher p : pods) {
+            for (WorkerPod p : pods) {
                 assertThat(s.blocks(p)).isEqualTo(3);
             }
             assertThat(s.meters.find(KvIndexMetrics.RANK_BLOCKS).gauges()).hasSize(n);
@@ -272,7 +271,7 @@ class KvEventsBrokerEndToEndTest {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> pods.stream().allMatch(p -> direct.blocks(p) == 0));
         assertThat(broker.state()).isEqualTo(beforeKill);
-        for (Publisher p : pods) {
+        for (WorkerPod p : pods) {
             assertThat(broker.matched(SHARED_TOKENS, p)).isEqualTo(2);
         }
 
@@ -302,7 +301,7 @@ class KvEventsBrokerEndToEndTest {
     }
 
     private void send(int pod, byte[] routerEvent) {
-        Publisher p = fleet.publishers.get(pod);
+        WorkerPod p = fleet.publishers.get(pod);
         p.publishKv(p.kvPublisherId, routerEvent);
     }
 
