@@ -5,23 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsServer;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
 import dev.continuum.router.testing.TestCertificates;
-import io.netty.handler.ssl.JdkSslContext;
-import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
+import dev.continuum.router.testing.SseBackend;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,9 +22,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -57,73 +47,6 @@ class KvCacheIndexAdminTest {
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
     private RouterProcess router;
 
-    /** An https SSE KV-event stream: events 1, 2, ... after each request's Last-Event-ID. */
-    private static final class TlsSseBackend implements AutoCloseable {
-        final HttpsServer server;
-        final List<String> events = new CopyOnWriteArrayList<>();
-        final ExecutorService threads = Executors.newCachedThreadPool();
-        volatile boolean closed;
-
-        TlsSseBackend(TestCertificates certs) throws IOException {
-            server = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-            JdkSslContext tls = (JdkSslContext) SslContextBuilder.forServer(certs.serverCert().toFile(),
-                    certs.serverKey().toFile()).sslProvider(SslProvider.JDK).build();
-            server.setHttpsConfigurator(new HttpsConfigurator(tls.context()));
-            server.setExecutor(threads);
-            server.createContext("/kv/events", this::serve);
-            server.start();
-        }
-
-        URI url() {
-            return URI.create("https://127.0.0.1:" + server.getAddress().getPort() + "/kv/events");
-        }
-
-        synchronized void publish(String json) {
-            events.add(json);
-            notifyAll();
-        }
-
-        private void serve(HttpExchange exchange) throws IOException {
-            String last = exchange.getRequestHeaders().getFirst("Last-Event-ID");
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
-            int next = last == null ? 0 : Integer.parseInt(last);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(": hello\n\n".getBytes(StandardCharsets.UTF_8));
-                out.flush();
-                while (true) {
-                    String data;
-                    synchronized (this) {
-                        while (!closed && next >= events.size()) {
-                            wait();
-                        }
-                        if (closed) {
-                            return;
-                        }
-                        data = events.get(next);
-                    }
-                    next++;
-                    out.write(("id: " + next + "\ndata: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
-                    out.flush();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (IOException e) {
-                // the router went away
-            }
-        }
-
-        @Override
-        public void close() {
-            synchronized (this) {
-                closed = true;
-                notifyAll();
-            }
-            server.stop(0);
-            threads.shutdownNow();
-        }
-    }
-
     @AfterEach
     void stop() throws Exception {
         if (router != null) {
@@ -146,7 +69,7 @@ class KvCacheIndexAdminTest {
     @Test
     void theAdminViewShowsAnHttpsSourceConnectedThenInBackoffWithTheDocumentedFields() throws Exception {
         TestCertificates certs = TestCertificates.generate(dir.resolve("backend"), List.of("127.0.0.1"));
-        TlsSseBackend backend = new TlsSseBackend(certs);
+        SseBackend backend = new SseBackend(certs);
         closeAfter.add(backend);
         Path config = Files.writeString(dir.resolve("config.yaml"), """
                 server:

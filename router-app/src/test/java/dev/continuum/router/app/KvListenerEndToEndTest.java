@@ -3,8 +3,6 @@ package dev.continuum.router.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.eventbus.BusSession;
@@ -15,19 +13,14 @@ import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import dev.continuum.router.eventbus.config.KvCacheIndexSection;
 import dev.continuum.router.eventbus.config.TokenHash;
 import dev.continuum.router.testing.TestCertificates;
+import dev.continuum.router.testing.SseBackend;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -53,65 +46,6 @@ class KvListenerEndToEndTest {
     private EventBusSupervisor bus;
     private TestCertificates certs;
 
-    /** Events with IDs 1, 2, ...; each connection sends those after its Last-Event-ID, then waits for more. */
-    private static final class Backend {
-        final List<String> events = new CopyOnWriteArrayList<>();
-        final List<String> resumes = new CopyOnWriteArrayList<>();
-        final HttpServer server;
-        final ExecutorService threads = Executors.newCachedThreadPool();
-        volatile boolean closed;
-
-        Backend() throws IOException {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-            server.setExecutor(threads);
-            server.createContext("/kv/events", this::serve);
-            server.start();
-        }
-
-        synchronized void publish(String json) {
-            events.add(json);
-            notifyAll();
-        }
-
-        private void serve(HttpExchange exchange) throws IOException {
-            String last = exchange.getRequestHeaders().getFirst("Last-Event-ID");
-            resumes.add(last == null ? "" : last);
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
-            int next = last == null ? 0 : Integer.parseInt(last);
-            try (OutputStream out = exchange.getResponseBody()) {
-                while (true) {
-                    String data;
-                    synchronized (this) {
-                        while (!closed && next >= events.size()) {
-                            wait();
-                        }
-                        if (closed) {
-                            return;
-                        }
-                        data = events.get(next);
-                    }
-                    next++;
-                    out.write(("id: " + next + "\ndata: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
-                    out.flush();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (IOException e) {
-                // the kv-listener went away
-            }
-        }
-
-        void close() {
-            synchronized (this) {
-                closed = true;
-                notifyAll();
-            }
-            server.stop(0);
-            threads.shutdownNow();
-        }
-    }
-
     @AfterEach
     void tearDown() throws Exception {
         for (Process child : children) {
@@ -122,7 +56,7 @@ class KvListenerEndToEndTest {
         }
     }
 
-    private Process startKvListener(String name, String clientId, String token, Backend backend) throws IOException {
+    private Process startKvListener(String name, String clientId, String token, SseBackend backend) throws IOException {
         Path tokenFile = Files.writeString(dir.resolve(name + ".token"), token + "\n");
         Path config = Files.writeString(dir.resolve(name + ".yaml"), "bus:\n"
                 + "  url: \"https://127.0.0.1:" + bus.listener().localAddress().getPort() + "\"\n"
@@ -130,8 +64,7 @@ class KvListenerEndToEndTest {
                 + "  token_file: \"" + tokenFile + "\"\n"
                 + "  tls: {ca: \"" + certs.caCert() + "\"}\n"
                 + "  drain_timeout: 10s\n"
-                + "sources:\n  - {backend: vllm-1, url: \"http://127.0.0.1:"
-                + backend.server.getAddress().getPort() + "/kv/events\"}\n");
+                + "sources:\n  - {backend: vllm-1, url: \"" + backend.url() + "\"}\n");
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Process child = new ProcessBuilder(java.toString(), "-Xmx128m", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName(), "kv-listener", "--config",
@@ -182,7 +115,7 @@ class KvListenerEndToEndTest {
         KvCacheIndexSupervisor index = new KvCacheIndexSupervisor(bus.bus(), new SimpleMeterRegistry(), indexConfig);
         index.start().join();
         closeAfter.add(() -> index.stop().join());
-        Backend backend = new Backend();
+        SseBackend backend = new SseBackend();
         closeAfter.add(backend::close);
 
         Process a = startKvListener("kv-a", "kv-listener-a", TOKEN_A, backend);
@@ -198,7 +131,7 @@ class KvListenerEndToEndTest {
                 && streams("kv-listener-b") == 1);
         backend.publish("{\"type\":\"BlockRemoved\",\"block_hashes\":[102]}");
         await().atMost(Duration.ofSeconds(30)).until(() -> index.index().size("vllm-1") == 1);
-        assertThat(backend.resumes).containsExactly("", "1");
+        assertThat(backend.resumes()).containsExactly("", "1");
         assertThat(Files.readString(dir.resolve("kv-a.log"))).contains("draining");
         assertThat(b.isAlive()).isTrue();
     }

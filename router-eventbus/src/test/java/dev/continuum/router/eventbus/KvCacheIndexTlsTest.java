@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.eventbus.config.BackendTrust;
 import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
+import dev.continuum.router.testing.SseBackend;
 import dev.continuum.router.testing.TestCertificates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
@@ -140,7 +141,7 @@ class KvCacheIndexTlsTest {
         backend.dropAll();
         backend.publish("{\"type\":\"BlockRemoved\",\"block_hashes\":[1]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 2);
-        assertThat(backend.resumes).containsExactly("", "2");
+        assertThat(backend.resumes()).containsExactly("", "2");
         assertThat(row(supervisor).lastEventId()).isEqualTo(3L);
         assertThat(anyTlsFailures()).isZero();
     }
@@ -164,7 +165,7 @@ class KvCacheIndexTlsTest {
         KvSourceView row = row(supervisor);
         assertThat(row.lastError()).isEqualTo("tls: certificate not trusted");
         assertThat(row.state()).isIn("backoff", "connecting");
-        assertThat(backend.resumes).isEmpty(); // no request went out over the unverified connection
+        assertThat(backend.resumes()).isEmpty(); // no request went out over the unverified connection
         assertThat(backend.openStreams()).isZero();
         assertThat(supervisor.index().size("vllm-1")).isZero();
     }
@@ -175,7 +176,7 @@ class KvCacheIndexTlsTest {
         KvCacheIndexSupervisor supervisor = index(direct(backend.url("127.0.0.1"), trust));
         await().atMost(Duration.ofSeconds(10)).until(() -> tlsFailures() >= 1);
         assertThat(row(supervisor).lastError()).isEqualTo("tls: certificate does not match the host");
-        assertThat(backend.resumes).isEmpty();
+        assertThat(backend.resumes()).isEmpty();
         // The same certificate by the name it carries is accepted.
         SseBackend named = backend(localhostOnly);
         KvCacheIndexSupervisor ok = index(direct(named.url("localhost"), trust));
@@ -195,7 +196,7 @@ class KvCacheIndexTlsTest {
         backend.dropAll();
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[9]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 3);
-        assertThat(backend.resumes).containsExactly("", "1");
+        assertThat(backend.resumes()).containsExactly("", "1");
         assertThat(agent.relayCount()).isEqualTo(1);
         assertThat(row(supervisor).kvListener()).isEqualTo("kv-listener-a");
     }
@@ -207,7 +208,7 @@ class KvCacheIndexTlsTest {
         BrokerAgent agent = kvListener(backend.url(), Map.of("vllm-1", trust));
         await().atMost(Duration.ofSeconds(15)).until(() -> tlsFailures() >= 1);
         assertThat(row(supervisor).lastError()).isEqualTo("tls: refused by the kv-listener (target_tls_failed)");
-        assertThat(backend.resumes).isEmpty();
+        assertThat(backend.resumes()).isEmpty();
         // Nothing is left open on either side between attempts.
         await().atMost(Duration.ofSeconds(10)).until(() -> agent.relayCount() == 0 && streamsOf("kv-listener-a") == 0);
         assertThat(supervisor.index().size("vllm-1")).isZero();
@@ -220,7 +221,7 @@ class KvCacheIndexTlsTest {
         BrokerAgent agent = kvListener(backend.url("127.0.0.1"), Map.of("vllm-1", trust));
         await().atMost(Duration.ofSeconds(15)).until(() -> tlsFailures() >= 1);
         assertThat(row(supervisor).lastError()).isEqualTo("tls: refused by the kv-listener (target_tls_failed)");
-        assertThat(backend.resumes).isEmpty();
+        assertThat(backend.resumes()).isEmpty();
         await().atMost(Duration.ofSeconds(10)).until(() -> agent.relayCount() == 0 && streamsOf("kv-listener-a") == 0);
     }
 
@@ -230,7 +231,7 @@ class KvCacheIndexTlsTest {
         KvCacheIndexSupervisor supervisor = index(relayed());
         kvListener(backend.url(), Map.of());
         await().atMost(Duration.ofSeconds(15)).until(() -> tlsFailures() >= 1);
-        assertThat(backend.resumes).isEmpty();
+        assertThat(backend.resumes()).isEmpty();
         assertThat(supervisor.index().size("vllm-1")).isZero();
     }
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.eventbus.config.KvCacheIndexConfig;
 import dev.continuum.router.eventbus.config.TokenHash;
+import dev.continuum.router.testing.SseBackend;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.nio.file.Path;
@@ -112,7 +113,7 @@ class KvListenerRelayTest {
         BackendKvIndex index = supervisor.index();
         await().atMost(Duration.ofSeconds(10)).until(() -> index.overlap("vllm-1", new long[] {11, 12, 13, 99}) == 3
                 && index.overlap("vllm-1", new long[] {-1L}) == 1);
-        assertThat(backend.resumes).containsExactly("");
+        assertThat(backend.resumes()).containsExactly("");
 
         // The backend's stream drops; events published meanwhile arrive after the resume, once each.
         backend.dropAll();
@@ -120,17 +121,17 @@ class KvListenerRelayTest {
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[14]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> index.size("vllm-1") == 4
                 && index.overlap("vllm-1", new long[] {14}) == 1 && index.overlap("vllm-1", new long[] {11}) == 0);
-        assertThat(backend.resumes).containsExactly("", "2");
+        assertThat(backend.resumes()).containsExactly("", "2");
         assertThat(only(supervisor).lastEventId()).isEqualTo(4L);
         assertThat(events("applied")).isEqualTo(4.0);
         assertThat(events("duplicate")).isZero();
 
         // A backend that replays from the start: the router skips what it already applied.
-        backend.honorResume = false;
+        backend.honorResume(false);
         backend.dropAll();
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[15]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> index.overlap("vllm-1", new long[] {15}) == 1);
-        assertThat(backend.resumes).containsExactly("", "2", "4");
+        assertThat(backend.resumes()).containsExactly("", "2", "4");
         assertThat(events("duplicate")).isEqualTo(4.0);
         assertThat(events("applied")).isEqualTo(5.0);
         assertThat(index.overlap("vllm-1", new long[] {11})).isZero(); // its removal was not undone by the replay
@@ -199,14 +200,14 @@ class KvListenerRelayTest {
     @Test
     void aDirectSourceShowsABackendThatAnswersSomethingElseThanAnEventStream() throws Exception {
         backend = backend();
-        backend.status = 503;
+        backend.status(503);
         KvCacheIndexSupervisor supervisor = index(
                 new KvCacheIndexConfig.Source("vllm-1", KvCacheIndexConfig.Transport.DIRECT, backend.url()));
         await().atMost(Duration.ofSeconds(10)).until(() -> only(supervisor).view().failures().get("http") >= 1);
         assertThat(only(supervisor).view().lastError()).isEqualTo("http: answered 503, not text/event-stream");
         assertThat(supervisor.index().size("vllm-1")).isZero();
         // Once it serves the stream, the source reads it.
-        backend.status = 200;
+        backend.status(200);
         await().atMost(Duration.ofSeconds(10)).until(() -> backend.openStreams() == 1);
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[1]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 1);
@@ -231,7 +232,7 @@ class KvListenerRelayTest {
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[3]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 1
                 && supervisor.index().overlap("vllm-1", new long[] {3}) == 1);
-        assertThat(backend.resumes).containsExactly("", "1");
+        assertThat(backend.resumes()).containsExactly("", "1");
         assertThat(events("duplicate")).isZero();
     }
 
@@ -264,7 +265,7 @@ class KvListenerRelayTest {
         backend.dropAll();
         backend.publish("{\"type\":\"BlockStored\",\"block_hashes\":[9]}");
         await().atMost(Duration.ofSeconds(10)).until(() -> supervisor.index().size("vllm-1") == 3);
-        assertThat(backend.resumes).containsExactly("", "2");
+        assertThat(backend.resumes()).containsExactly("", "2");
         assertThat(events("malformed")).isEqualTo(1.0);
         assertThat(events("applied")).isEqualTo(2.0);
     }

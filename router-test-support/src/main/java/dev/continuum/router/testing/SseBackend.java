@@ -1,11 +1,10 @@
-package dev.continuum.router.eventbus;
+package dev.continuum.router.testing;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
-import dev.continuum.router.testing.TestCertificates;
 import io.netty.handler.ssl.JdkSslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -30,30 +29,30 @@ import org.jspecify.annotations.Nullable;
  * would). Each connection waits on the server's monitor for new events; {@link #dropAll} cuts every open one.
  * Given certificates it serves {@code https} (the JDK's TLS server with that certificate and key).
  */
-final class SseBackend implements AutoCloseable {
+public final class SseBackend implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<String> events = new CopyOnWriteArrayList<>();
     /** The Last-Event-ID of each request, in order ("" when absent). */
-    final List<String> resumes = new CopyOnWriteArrayList<>();
+    private final List<String> resumes = new CopyOnWriteArrayList<>();
     private final Set<HttpExchange> open = ConcurrentHashMap.newKeySet();
-    volatile boolean honorResume = true;
+    private volatile boolean honorResume = true;
     /** The status every request is answered with; anything but 200 comes with no body and no SSE type. */
-    volatile int status = 200;
+    private volatile int status = 200;
     private volatile boolean closed;
     private final String scheme;
 
-    SseBackend() throws IOException {
+    public SseBackend() throws IOException {
         this(null);
     }
 
     /** @param tls the server certificate and key to serve https with; null for plain http */
-    SseBackend(@Nullable TestCertificates tls) throws IOException {
+    public SseBackend(@Nullable TestCertificates tls) throws IOException {
         this(tls, null);
     }
 
     /** @param protocols the only TLS versions the server speaks (null: the JDK's defaults) */
-    SseBackend(@Nullable TestCertificates tls, String @Nullable [] protocols) throws IOException {
+    public SseBackend(@Nullable TestCertificates tls, String @Nullable [] protocols) throws IOException {
         InetSocketAddress any = new InetSocketAddress("127.0.0.1", 0);
         if (tls == null) {
             server = HttpServer.create(any, 16);
@@ -79,28 +78,43 @@ final class SseBackend implements AutoCloseable {
         server.start();
     }
 
-    URI url() {
+    public URI url() {
         return url("127.0.0.1");
     }
 
     /** The stream's URL naming the server as {@code host} (it listens on 127.0.0.1). */
-    URI url(String host) {
+    public URI url(String host) {
         return URI.create(scheme + "://" + host + ":" + server.getAddress().getPort() + "/kv/events");
     }
 
     /** Publishes one event's JSON data; returns its ID. */
-    synchronized long publish(String json) {
+    public synchronized long publish(String json) {
         events.add(json);
         notifyAll();
         return events.size();
     }
 
-    int openStreams() {
+    /** The Last-Event-ID of each request so far, in order ("" when absent). */
+    public List<String> resumes() {
+        return List.copyOf(resumes);
+    }
+
+    /** Whether a request's Last-Event-ID is honoured (else every stream starts from the first event). */
+    public void honorResume(boolean honor) {
+        honorResume = honor;
+    }
+
+    /** The status every later request is answered with (anything but 200: no body, no SSE type). */
+    public void status(int code) {
+        status = code;
+    }
+
+    public int openStreams() {
         return open.size();
     }
 
     /** Cuts every open stream (the connection closes mid-stream, as a backend restart or a network drop would). */
-    synchronized void dropAll() {
+    public synchronized void dropAll() {
         for (HttpExchange e : open) {
             e.close();
         }
