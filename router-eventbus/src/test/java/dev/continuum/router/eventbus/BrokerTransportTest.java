@@ -62,18 +62,12 @@ class BrokerTransportTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        fixture = new BusFixture(dir, "");
-        fixture.warmUp();
-        bus.attach(fixture.listener.sessions());
+        fixture = BusFixture.attached(dir, "", bus);
     }
 
     @AfterEach
     void closeEach() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
-        closeAfter.clear();
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.listener.sessions().sessionCount() == 0);
+        fixture.closeAll(closeAfter);
     }
 
     @AfterAll

@@ -1,6 +1,7 @@
 package dev.continuum.router.eventbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.LoadResult;
@@ -66,6 +67,26 @@ final class BusFixture implements AutoCloseable {
         }
         listener = new EventBusListener(config(yaml(extraYaml)), FAST, meters, System::nanoTime, 1);
         listener.start().orTimeout(10, TimeUnit.SECONDS).join();
+    }
+
+    /** A started, warmed-up fixture whose sessions {@code bus} follows (the transport and relay tests' setup). */
+    static BusFixture attached(Path dir, String extraYaml, EventBus bus) throws Exception {
+        BusFixture fixture = new BusFixture(dir, extraYaml);
+        fixture.warmUp();
+        bus.attach(fixture.listener.sessions());
+        return fixture;
+    }
+
+    /**
+     * After a test: closes what it opened, newest first, forgets them, and waits until the listener holds no
+     * session, so the next test starts from an empty listener.
+     */
+    void closeAll(List<AutoCloseable> opened) throws Exception {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+        opened.clear();
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.sessions().sessionCount() == 0);
     }
 
     String yaml(String extra) {

@@ -49,9 +49,7 @@ class KvCacheIndexTlsTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        fixture = new BusFixture(dir, "");
-        fixture.warmUp();
-        bus.attach(fixture.listener.sessions());
+        fixture = BusFixture.attached(dir, "", bus);
         trusted = TestCertificates.generate(dir.resolve("backend"), List.of("127.0.0.1", "localhost"));
         stranger = TestCertificates.generate(dir.resolve("stranger"), List.of("127.0.0.1", "localhost"));
         localhostOnly = TestCertificates.generate(dir.resolve("localhost-only"), List.of("localhost"));
@@ -64,11 +62,7 @@ class KvCacheIndexTlsTest {
 
     @AfterEach
     void closeEach() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
-        closeAfter.clear();
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.listener.sessions().sessionCount() == 0);
+        fixture.closeAll(closeAfter);
     }
 
     @AfterAll

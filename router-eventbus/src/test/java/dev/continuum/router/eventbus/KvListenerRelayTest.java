@@ -43,19 +43,13 @@ class KvListenerRelayTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        fixture = new BusFixture(dir, "      - {id: kv-listener-b, role: kv_listener, token_hash: \""
-                + TokenHash.of(TOKEN_KV_B) + "\", backends: [vllm-1]}\n");
-        fixture.warmUp();
-        bus.attach(fixture.listener.sessions());
+        fixture = BusFixture.attached(dir, "      - {id: kv-listener-b, role: kv_listener, token_hash: \""
+                + TokenHash.of(TOKEN_KV_B) + "\", backends: [vllm-1]}\n", bus);
     }
 
     @AfterEach
     void closeEach() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
-        closeAfter.clear();
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.listener.sessions().sessionCount() == 0);
+        fixture.closeAll(closeAfter);
     }
 
     @AfterAll
