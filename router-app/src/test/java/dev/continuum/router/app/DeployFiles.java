@@ -1,14 +1,18 @@
 package dev.continuum.router.app;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.continuum.router.core.config.LoadResult;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
@@ -91,5 +95,39 @@ final class DeployFiles {
     static long drainSeconds(LoadResult result) {
         long millis = result.orThrow().server().shutdownGracePeriod().toMillis();
         return (millis + 999) / 1000;
+    }
+
+    /** {@code dir} rendered by the real kustomize ({@code kubectl kustomize}), as YAML documents. */
+    static List<Map<String, Object>> kustomize(Path dir) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("kubectl", "kustomize", dir.toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("kubectl kustomize " + dir).isEqualTo(0);
+        return documents(out);
+    }
+
+    /**
+     * An agent's (event broker's or kv-listener's) rendered config, checked to read its bus token and router CA
+     * from the Pod's {@code token} and {@code router-ca} mounts, with the token from Secret {@code tokenSecret};
+     * returns it written under {@code tmp} with those two paths pointing at stand-in files, for the agent's own
+     * validation.
+     */
+    static Path agentConfigAsMounted(Map<String, Object> pod, String config, String tokenSecret, Path tmp)
+            throws IOException {
+        List<Map<String, Object>> mounts = at(pod, "containers", 0, "volumeMounts");
+        Map<String, String> mountByVolume = new HashMap<>();
+        mounts.forEach(m -> mountByVolume.put((String) m.get("name"), (String) m.get("mountPath")));
+        Map<String, Object> bus = at(yamlMap(config), "bus");
+        String tokenFile = (String) bus.get("token_file");
+        String caFile = at(bus, "tls", "ca");
+        assertThat(Path.of(tokenFile).getParent()).hasToString(mountByVolume.get("token"));
+        assertThat(Path.of(caFile).getParent()).hasToString(mountByVolume.get("router-ca"));
+        assertThat((String) at(pod, "volumes", 2, "secret", "secretName")).isEqualTo(tokenSecret);
+
+        Path token = Files.writeString(tmp.resolve("token"), "t0ken-for-the-test");
+        Path ca = Files.writeString(tmp.resolve("ca.crt"), "placeholder");
+        return Files.writeString(tmp.resolve("config.yaml"),
+                config.replace(tokenFile, token.toString()).replace(caFile, ca.toString()));
     }
 }

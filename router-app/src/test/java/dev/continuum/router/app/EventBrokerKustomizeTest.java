@@ -5,8 +5,6 @@ import static dev.continuum.router.app.DeployFiles.only;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.eventbus.EventBrokerConfig;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -30,12 +28,7 @@ class EventBrokerKustomizeTest {
 
     @Test
     void rendersALeastPrivilegeBrokerWhoseConfigIsValidAndWired() throws Exception {
-        Process p = new ProcessBuilder("kubectl", "kustomize", DIR.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).isZero();
-        List<Map<String, Object>> docs = DeployFiles.documents(out);
+        List<Map<String, Object>> docs = DeployFiles.kustomize(DIR);
         assertThat(docs).extracting(d -> d.get("kind")).containsExactlyInAnyOrder(
                 "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment");
 
@@ -58,20 +51,7 @@ class EventBrokerKustomizeTest {
 
         // The config as the broker reads it, with the token and CA where the Pod mounts them.
         String config = at(only(docs, "ConfigMap"), "data", "config.yaml");
-        List<Map<String, Object>> mounts = at(container, "volumeMounts");
-        Map<String, String> mountByVolume = new java.util.HashMap<>();
-        mounts.forEach(m -> mountByVolume.put((String) m.get("name"), (String) m.get("mountPath")));
-        Map<String, Object> bus = at(DeployFiles.yamlMap(config), "bus");
-        String tokenFile = (String) bus.get("token_file");
-        String caFile = at(bus, "tls", "ca");
-        assertThat(Path.of(tokenFile).getParent()).hasToString(mountByVolume.get("token"));
-        assertThat(Path.of(caFile).getParent()).hasToString(mountByVolume.get("router-ca"));
-        assertThat((String) at(pod, "volumes", 2, "secret", "secretName")).isEqualTo("continuum-event-broker-token");
-
-        Path token = Files.writeString(tmp.resolve("token"), "t0ken-for-the-test");
-        Path ca = Files.writeString(tmp.resolve("ca.crt"), "placeholder");
-        Path file = Files.writeString(tmp.resolve("config.yaml"),
-                config.replace(tokenFile, token.toString()).replace(caFile, ca.toString()));
+        Path file = DeployFiles.agentConfigAsMounted(pod, config, "continuum-event-broker-token", tmp);
         EventBrokerConfig.Result loaded = EventBrokerConfig.load(file, Map.of());
         assertThat(loaded.problems()).isEmpty();
         assertThat(loaded.config()).isNotNull();

@@ -5,8 +5,6 @@ import static dev.continuum.router.app.DeployFiles.only;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.LoadResult;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -25,19 +23,10 @@ import org.junit.jupiter.api.Timeout;
 class KustomizeTest {
     private static final Path KUSTOMIZE = DeployFiles.repositoryRoot().resolve("deploy/kubernetes");
 
-    private static String kustomize(Path dir) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("kubectl", "kustomize", dir.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("kubectl kustomize " + dir).isEqualTo(0);
-        return out;
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"base", "overlays/dynamo-pod-discovery", "overlays/dynamo-metadata-discovery"})
     void rendersAPodThatCanStart(String dir) throws Exception {
-        List<Map<String, Object>> docs = DeployFiles.documents(kustomize(KUSTOMIZE.resolve(dir)));
+        List<Map<String, Object>> docs = DeployFiles.kustomize(KUSTOMIZE.resolve(dir));
 
         Map<String, Object> deployment = only(docs, "Deployment");
         Map<String, Object> pod = at(deployment, "spec", "template", "spec");
