@@ -11,27 +11,23 @@ import static dev.continuum.router.testing.DynamoRecords.model;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.discovery.kubernetes.PodNameHash;
+import dev.continuum.router.testing.DynamoEventWire;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
  * One Dynamo decode worker Pod of the event-bus end-to-end tests: JeroMQ PUB sockets for its kv_metrics channel
- * and, optionally, its kv-events channel (messages packed with msgpack-core in upstream's layout), and the
+ * and, optionally, its kv-events channel (messages in upstream's layout, {@link DynamoEventWire}), and the
  * DynamoWorkerMetadata that advertises them, written to a fabric8 mock server in CRUD mode.
  */
 final class WorkerPod {
@@ -82,7 +78,7 @@ final class WorkerPod {
 
     /** One kv_metrics message with {@code kvUsed} blocks in use, claiming {@code claimedId} at {@code seq}. */
     void publish(long claimedId, long seq, long kvUsed) {
-        send(socket, "kv_metrics", claimedId, seq, activeLoad(instanceId, kvUsed));
+        send(socket, "kv_metrics", claimedId, seq, DynamoEventWire.activeLoad(instanceId, 0, null, kvUsed));
     }
 
     /** One kv-events message around a msgpack RouterEvent (or batch), claiming {@code claimedId}. */
@@ -95,12 +91,10 @@ final class WorkerPod {
     }
 
     private static void send(ZMQ.Socket to, String topic, long claimedId, long seq, byte[] payload) {
-        byte[] envelope = envelope(claimedId, seq, topic, payload);
         to.send(topic.getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-        to.send(ByteBuffer.allocate(8).putLong(claimedId).array(), ZMQ.SNDMORE);
-        to.send(ByteBuffer.allocate(8).putLong(seq).array(), ZMQ.SNDMORE);
-        to.send(ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length).put(envelope)
-                .array(), 0);
+        to.send(DynamoEventWire.u64(claimedId), ZMQ.SNDMORE);
+        to.send(DynamoEventWire.u64(seq), ZMQ.SNDMORE);
+        to.send(DynamoEventWire.frame(DynamoEventWire.envelope(claimedId, seq, topic, payload)), 0);
     }
 
     /** Writes the Pod's DynamoWorkerMetadata (owned by the Pod) into {@code k8sNamespace}. */
@@ -135,35 +129,5 @@ final class WorkerPod {
                 .withController(true).endOwnerReference().endMetadata()
                 .withAdditionalProperties(Map.of("spec", Map.of("data", data))).build();
         admin.genericKubernetesResources(METADATA).inNamespace(k8sNamespace).resource(resource).create();
-    }
-
-    /** ActiveLoad as dynamo.vllm 1.4.2 sends it: only kv_used_blocks set. */
-    private static byte[] activeLoad(long workerId, long kvUsed) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("worker_id").packLong(workerId);
-            p.packString("dp_rank").packLong(0);
-            p.packString("active_decode_blocks").packNil();
-            p.packString("active_prefill_tokens").packNil();
-            p.packString("kv_used_blocks").packLong(kvUsed);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
-            p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
-            p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString(topic);
-            p.packString("payload").packBinaryHeader(payload.length);
-            p.writePayload(payload);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

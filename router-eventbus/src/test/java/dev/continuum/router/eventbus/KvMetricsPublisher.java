@@ -1,12 +1,7 @@
 package dev.continuum.router.eventbus;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
+import dev.continuum.router.testing.DynamoEventWire;
 import java.nio.charset.StandardCharsets;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -40,47 +35,12 @@ final class KvMetricsPublisher implements AutoCloseable {
 
     /** One message: topic, publisher ID, sequence, and the framed envelope around an ActiveLoad. */
     void publish(long claimedPublisherId, long sequence, long workerId, long dpRank, long kvUsed) {
-        byte[] load = activeLoad(workerId, dpRank, kvUsed);
-        byte[] envelope = envelope(claimedPublisherId, sequence, load);
-        byte[] frame = ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length).put(envelope)
-                .array();
+        byte[] load = DynamoEventWire.activeLoad(workerId, dpRank, null, kvUsed);
+        byte[] frame = DynamoEventWire.frame(DynamoEventWire.envelope(claimedPublisherId, sequence, TOPIC, load));
         socket.send(TOPIC.getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);
-        socket.send(u64(claimedPublisherId), ZMQ.SNDMORE);
-        socket.send(u64(sequence), ZMQ.SNDMORE);
+        socket.send(DynamoEventWire.u64(claimedPublisherId), ZMQ.SNDMORE);
+        socket.send(DynamoEventWire.u64(sequence), ZMQ.SNDMORE);
         socket.send(frame, 0);
-    }
-
-    private static byte[] u64(long v) {
-        return ByteBuffer.allocate(8).putLong(v).array();
-    }
-
-    private static byte[] activeLoad(long workerId, long dpRank, long kvUsed) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("worker_id").packLong(workerId);
-            p.packString("dp_rank").packLong(dpRank);
-            p.packString("active_decode_blocks").packNil();
-            p.packString("active_prefill_tokens").packNil();
-            p.packString("kv_used_blocks").packLong(kvUsed);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static byte[] envelope(long publisherId, long sequence, byte[] payload) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("publisher_id").packBigInteger(new BigInteger(Long.toUnsignedString(publisherId)));
-            p.packString("sequence").packBigInteger(new BigInteger(Long.toUnsignedString(sequence)));
-            p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString(TOPIC);
-            p.packString("payload").packBinaryHeader(payload.length);
-            p.writePayload(payload);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     @Override

@@ -5,15 +5,11 @@ import dev.continuum.router.discovery.PublisherId;
 import dev.continuum.router.discovery.PublisherTopic;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.zmtp.ZmtpMessage;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
+import dev.continuum.router.testing.DynamoEventWire;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 
 /** Upstream-format kv_metrics messages built with msgpack-core's packer (the byte-exact fixtures are hand-written hex). */
 public final class Fixtures {
@@ -38,50 +34,19 @@ public final class Fixtures {
 
     /** ActiveLoad as upstream's named map: worker_id, dp_rank, active_decode_blocks, active_prefill_tokens, kv_used_blocks. */
     public static byte[] activeLoad(long workerId, long dpRank, @Nullable Long decodeBlocks, @Nullable Long kvUsed) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("worker_id").packLong(workerId);
-            p.packString("dp_rank").packLong(dpRank);
-            p.packString("active_decode_blocks");
-            packOptional(p, decodeBlocks);
-            p.packString("active_prefill_tokens").packNil();
-            p.packString("kv_used_blocks");
-            packOptional(p, kvUsed);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void packOptional(MessageBufferPacker p, @Nullable Long v) throws IOException {
-        if (v == null) {
-            p.packNil();
-        } else {
-            p.packLong(v);
-        }
+        return DynamoEventWire.activeLoad(workerId, dpRank, decodeBlocks, kvUsed);
     }
 
     public static byte[] envelope(long publisherId, long sequence, String topic, byte[] payload) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(5);
-            p.packString("publisher_id").packBigInteger(new java.math.BigInteger(Long.toUnsignedString(publisherId)));
-            p.packString("sequence").packBigInteger(new java.math.BigInteger(Long.toUnsignedString(sequence)));
-            p.packString("published_at").packLong(1_790_000_000_000L);
-            p.packString("topic").packString(topic);
-            p.packString("payload").packBinaryHeader(payload.length);
-            p.writePayload(payload);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return DynamoEventWire.envelope(publisherId, sequence, topic, payload);
     }
 
     public static byte[] u64(long v) {
-        return ByteBuffer.allocate(8).putLong(v).array();
+        return DynamoEventWire.u64(v);
     }
 
     public static byte[] frame(byte[] envelope) {
-        return ByteBuffer.allocate(5 + envelope.length).put((byte) 1).putInt(envelope.length).put(envelope).array();
+        return DynamoEventWire.frame(envelope);
     }
 
     /** The four parts of one upstream kv_metrics message. */
