@@ -79,14 +79,8 @@ class BrokerTransportTest {
     // --- parts --------------------------------------------------------------------------------------------
 
     private BrokerAgent agent(String token, String clientId, AdvertisedTargets advertised) {
-        AgentSettings settings = new AgentSettings("127.0.0.1", fixture.listener.localAddress().getPort(), token,
-                null, null, fixture.certs.caCert(), clientId, List.of(NS), AgentSettings.CONNECT_BUDGET,
-                Duration.ofSeconds(5));
-        BrokerAgent agent = new BrokerAgent(settings, advertised);
-        agent.start().join();
-        closeAfter.add(() -> agent.stop().orTimeout(20, TimeUnit.SECONDS).join());
-        await().atMost(Duration.ofSeconds(10)).until(() -> agent.sessionId() != null);
-        return agent;
+        return fixture.agent(token, clientId, List.of(NS), settings -> new BrokerRole(settings.namespaces(),
+                advertised), true, closeAfter);
     }
 
     private BrokerAgent agentA() {

@@ -89,6 +89,25 @@ final class BusFixture implements AutoCloseable {
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.sessions().sessionCount() == 0);
     }
 
+    /**
+     * Starts an agent of {@code role} that dials this listener with {@code token} as {@code clientId} declaring
+     * {@code namespaces}; it is stopped with what {@link #closeAll} closes. With {@code awaitWelcome}, returns once
+     * the listener welcomed its session.
+     */
+    BrokerAgent agent(String token, String clientId, List<String> namespaces,
+            java.util.function.Function<AgentSettings, AgentRole> role, boolean awaitWelcome,
+            List<AutoCloseable> opened) {
+        AgentSettings settings = new AgentSettings("127.0.0.1", listener.localAddress().getPort(), token, null, null,
+                certs.caCert(), clientId, namespaces, AgentSettings.CONNECT_BUDGET, Duration.ofSeconds(5));
+        BrokerAgent agent = new BrokerAgent(settings, role.apply(settings));
+        agent.start().join();
+        opened.add(() -> agent.stop().orTimeout(20, TimeUnit.SECONDS).join());
+        if (awaitWelcome) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> agent.sessionId() != null);
+        }
+        return agent;
+    }
+
     String yaml(String extra) {
         return "backends: [{name: vllm-1, url: \"http://127.0.0.1:8000\"}]\n"
                 + "dynamo:\n  enabled: true\n  event_bus:\n    enabled: true\n    listen: \"127.0.0.1:0\"\n"

@@ -87,14 +87,8 @@ class KvCacheIndexTlsTest {
     }
 
     private BrokerAgent kvListener(URI url, Map<String, BackendTrust> trustFor) {
-        AgentSettings settings = new AgentSettings("127.0.0.1", fixture.listener.localAddress().getPort(),
-                BusFixture.TOKEN_KV, null, null, fixture.certs.caCert(), "kv-listener-a", List.of(),
-                AgentSettings.CONNECT_BUDGET, Duration.ofSeconds(5));
-        BrokerAgent agent = new BrokerAgent(settings, new KvListenerRole(Map.of("vllm-1", url), trustFor));
-        agent.start().join();
-        closeAfter.add(() -> agent.stop().orTimeout(20, TimeUnit.SECONDS).join());
-        await().atMost(Duration.ofSeconds(10)).until(() -> agent.sessionId() != null);
-        return agent;
+        return fixture.agent(BusFixture.TOKEN_KV, "kv-listener-a", List.of(),
+                settings -> new KvListenerRole(Map.of("vllm-1", url), trustFor), true, closeAfter);
     }
 
     /** TLS failures as the source's admin row and as the metric count them: the lesser, to wait for both. */

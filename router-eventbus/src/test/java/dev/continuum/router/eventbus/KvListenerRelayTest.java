@@ -64,16 +64,8 @@ class KvListenerRelayTest {
     }
 
     private BrokerAgent listener(String token, String clientId, Map<String, URI> sources, boolean awaitWelcome) {
-        AgentSettings settings = new AgentSettings("127.0.0.1", fixture.listener.localAddress().getPort(), token,
-                null, null, fixture.certs.caCert(), clientId, List.of(), AgentSettings.CONNECT_BUDGET,
-                Duration.ofSeconds(5));
-        BrokerAgent agent = new BrokerAgent(settings, new KvListenerRole(sources));
-        agent.start().join();
-        closeAfter.add(() -> agent.stop().orTimeout(20, TimeUnit.SECONDS).join());
-        if (awaitWelcome) {
-            await().atMost(Duration.ofSeconds(10)).until(() -> agent.sessionId() != null);
-        }
-        return agent;
+        return fixture.agent(token, clientId, List.of(), settings -> new KvListenerRole(sources), awaitWelcome,
+                closeAfter);
     }
 
     private KvCacheIndexSupervisor index(KvCacheIndexConfig.Source source) {
