@@ -234,12 +234,17 @@ final class KvEventSource {
         }
         Failure kind = failureKind(cause);
         String reason = failureReason(kind, cause);
-        failureCounts.incrementAndGet(kind.ordinal());
-        metrics.failure(kind);
+        countFailure(kind);
         error(reason);
         LOG.warn("kv_cache_index source {}: cannot open its stream: {} ({})", LogSafe.escape(source.backend()),
                 reason, LogSafe.escape(String.valueOf(cause.getMessage())));
         retry(backoff());
+    }
+
+    /** Per source for the admin row, and for all sources in the metric. */
+    private void countFailure(Failure kind) {
+        failureCounts.incrementAndGet(kind.ordinal());
+        metrics.failure(kind);
     }
 
     private static Failure failureKind(Throwable cause) {
@@ -289,8 +294,7 @@ final class KvEventSource {
         boolean fast = lost || delivered;
         SseUpstream.Refused refused = this.refused;
         if (refused != null) {
-            failureCounts.incrementAndGet(Failure.HTTP.ordinal());
-            metrics.failure(Failure.HTTP);
+            countFailure(Failure.HTTP);
             error(refused.reason());
         } else {
             error(lost ? "event_bus: the kv-listener drained or went away" : "stream: ended");

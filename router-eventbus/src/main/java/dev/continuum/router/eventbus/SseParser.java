@@ -9,6 +9,10 @@ import org.jspecify.annotations.Nullable;
  * {@code data} fields, {@code :} comments, a blank line ends an event; LF, CRLF or CR end a line). The bytes of
  * one event, all its lines together, never exceed {@code maxEventBytes}: a longer event is skipped to its end
  * and reported as {@link Listener#oversized()}, and the stream goes on. One parser per stream, one thread.
+ *
+ * <p>Not router-core's {@code SseEvents}: that one is the proxy's zero-copy splitter on every streamed token,
+ * keeps only {@code data} and fails the response on an oversized event; a KV-event stream needs each event's
+ * {@code id} (its resume point) and must outlive one bad event.
  */
 final class SseParser {
     /** What the parser found. */
