@@ -239,7 +239,7 @@ class KvEventsEndToEndTest {
     @Test
     void aTransportSwitchKeepsRanksAndCursorsAndPendingCountsTowardsTheCutOff() {
         subscribe(List.of(aggregated(5), aggregated(6)));
-        eventId = 10; // so that an event below the cursor exists
+        eventId = 10; // so that events below the cursor exist
         storeUntilIndexed();
         LoadConfig broker = new LoadConfig(LoadConfig.DEFAULTS.maxStaleness(), Transport.BROKER, null);
 
@@ -257,13 +257,18 @@ class KvEventsEndToEndTest {
         kv.reconfigure(LoadConfig.DEFAULTS);
         await().atMost(Duration.ofSeconds(20)).until(() -> kv.subscriptions().stream()
                 .anyMatch(s -> s.transport() == Transport.DIRECT && s.state() == SubscriptionState.CONNECTED));
-        long stale = eventId - 2;
+        // Below every ID storeUntilIndexed sent: whichever of those were applied (the last one may have been lost
+        // with the old connection), this one is older than the cursor.
+        long stale = 5;
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> {
             send(KvWire.message(PUBLISHER, stale, KvWire.stored(6, stale, 0, null, new long[] {90},
                     new long[] {0x9999})));
             return writer.metrics().total(KvEventResult.REPLAY) > 0;
         });
         assertThat(held()).isEqualTo(4);
+        OverlapScores out = new OverlapScores(16);
+        writer.index().findMatches(new BlockHashes(16, new long[] {0x9999}), out);
+        assertThat(out.matchedBlocksOf(6, 0)).as("the old event's block was not stored").isZero();
         clock.addAndGet(10 * SECOND);
         assertThat(kv.sweepStale()).as("a reconnected publisher is not stale").isZero();
 
