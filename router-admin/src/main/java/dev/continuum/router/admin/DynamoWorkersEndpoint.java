@@ -2,11 +2,11 @@ package dev.continuum.router.admin;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.continuum.router.core.http.LocalRequest;
-import dev.continuum.router.core.http.LocalResponse;
+import dev.continuum.router.proxy.http.LocalRequest;
+import dev.continuum.router.proxy.http.LocalResponse;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.admin.DynamoWorkersJson;
-import dev.continuum.router.load.ChannelFamilyView;
+import dev.continuum.router.eventplane.ChannelFamilyView;
 import dev.continuum.router.load.LoadAdminView;
 import dev.continuum.router.load.LoadSupervisor;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.continuum.router.admin;
 
-import dev.continuum.router.core.http.LocalRequest;
-import dev.continuum.router.core.http.LocalResponse;
-import dev.continuum.router.core.http.LocalRoute;
+import dev.continuum.router.proxy.http.LocalRequest;
+import dev.continuum.router.proxy.http.LocalResponse;
+import dev.continuum.router.proxy.http.LocalRoute;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 

@@ -1,9 +1,9 @@
 package dev.continuum.router.admin;
 
 import dev.continuum.router.core.config.MetricsConfig;
-import dev.continuum.router.core.http.LocalRequest;
-import dev.continuum.router.core.http.LocalResponse;
-import dev.continuum.router.core.http.LocalRoute;
+import dev.continuum.router.proxy.http.LocalRequest;
+import dev.continuum.router.proxy.http.LocalResponse;
+import dev.continuum.router.proxy.http.LocalRoute;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigSearchPath;
 import dev.continuum.router.core.config.ConfigStore;
-import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.proxy.http.HttpServer;
 import dev.continuum.router.testing.LogCapture;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

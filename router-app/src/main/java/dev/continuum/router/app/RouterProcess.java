@@ -11,18 +11,18 @@ import dev.continuum.router.core.config.ConfigStore;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadResult;
 import dev.continuum.router.core.config.RouterConfig;
-import dev.continuum.router.core.http.HttpServer;
-import dev.continuum.router.core.ingress.Ingresses;
-import dev.continuum.router.core.ingress.anthropic.EstimatedTokens;
+import dev.continuum.router.proxy.http.HttpServer;
+import dev.continuum.router.proxy.ingress.Ingresses;
+import dev.continuum.router.proxy.ingress.anthropic.EstimatedTokens;
 import dev.continuum.router.core.lifecycle.LifecycleStack;
 import dev.continuum.router.core.lifecycle.Lifecycles;
 import dev.continuum.router.core.lifecycle.OwnedExecutor;
-import dev.continuum.router.core.proxy.ProxyOptions;
+import dev.continuum.router.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.eventbus.EventBusSupervisor;
 import dev.continuum.router.eventbus.KvCacheIndexSupervisor;
-import dev.continuum.router.load.ChannelDialer;
+import dev.continuum.router.eventplane.ChannelDialer;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.dispatch.KvPipeline;
@@ -165,7 +165,7 @@ final class RouterProcess implements AutoCloseable {
                 config.dynamo().section(sections.kvCacheIndex())));
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
-                .brokerConnector(loadConfig -> new BrokerConnector(bus.bus()))
+                .brokerConnector(() -> new BrokerConnector(bus.bus()))
                 .config(config.dynamo().section(sections.load())).build());
         stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));
         // The picker's upkeep (candidate index per fleet view, the dispatch ledger's sweep) on its own
@@ -189,7 +189,7 @@ final class RouterProcess implements AutoCloseable {
         KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
         // kv-events dial as kv_metrics does: directly, or through the event bus under transport: broker.
         KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(kvAtStart.enabled())
-                .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), loadConfig -> new BrokerConnector(bus.bus())))
+                .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), () -> new BrokerConnector(bus.bus())))
                 .load(config.dynamo().section(sections.load())).ticker(ticker).build());
         stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));
         // Read once per pick: kept as one object, replaced on reload, so a pick allocates no settings.

@@ -28,9 +28,9 @@ import dev.continuum.router.eventbus.config.TokenHash;
 import dev.continuum.router.load.LoadConfig;
 import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadSupervisor;
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
 import dev.continuum.router.shim.DynamoWorkerPicker;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
@@ -169,7 +169,7 @@ class EventBrokerEndToEndTest {
         LoadSupervisor s = LoadSupervisor.builder(new SimpleMeterRegistry())
                 .config(new LoadConfig(MAX_STALENESS, transport, null))
                 .ticker(transport == Transport.BROKER ? brokerTicker : System::nanoTime)
-                .brokerConnector(c -> new BrokerConnector(bus.bus()))
+                .brokerConnector(() -> new BrokerConnector(bus.bus()))
                 .build();
         s.start().join();
         s.follow(discovery.registry());

@@ -3,7 +3,7 @@ package dev.continuum.router.app;
 import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.eventbus.BusSession;
-import dev.continuum.router.load.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionState;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

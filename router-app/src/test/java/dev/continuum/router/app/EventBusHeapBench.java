@@ -4,7 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.eventbus.BusSession;
 import dev.continuum.router.eventbus.config.EventBusConfig;
-import dev.continuum.router.load.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionState;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadSupervisor;
-import dev.continuum.router.load.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionState;
 import io.netty.util.ResourceLeakDetector;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

@@ -9,11 +9,11 @@ import dev.continuum.router.kv.index.KvEventResult;
 import dev.continuum.router.kv.index.KvIndexMetrics;
 import dev.continuum.router.kv.index.KvIndexWriter;
 import dev.continuum.router.kv.supervisor.KvSupervisor;
-import dev.continuum.router.load.ChannelDialer;
+import dev.continuum.router.eventplane.ChannelDialer;
 import dev.continuum.router.load.LoadConfig;
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
 import dev.continuum.router.sim.KvEventEncoding;
@@ -76,7 +76,7 @@ class KvEventsBrokerEndToEndTest {
         Side(Transport transport) {
             kv = KvSupervisor.builder(writer, meters)
                     .load(new LoadConfig(LoadConfig.DEFAULTS.maxStaleness(), transport, null))
-                    .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), c -> new BrokerConnector(fleet.bus.bus())))
+                    .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), () -> new BrokerConnector(fleet.bus.bus())))
                     .build();
             writer.start().join();
             kv.start().join();

@@ -1,9 +1,9 @@
 package dev.continuum.router.bench;
 
-import dev.continuum.router.core.proxy.DispatchPlan;
-import dev.continuum.router.core.proxy.DispatchRequest;
-import dev.continuum.router.core.proxy.RequestBodyInspection;
-import dev.continuum.router.core.proxy.UntrustedHeaders;
+import dev.continuum.router.proxy.DispatchPlan;
+import dev.continuum.router.proxy.DispatchRequest;
+import dev.continuum.router.proxy.RequestBodyInspection;
+import dev.continuum.router.proxy.UntrustedHeaders;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.WorkerId;

@@ -7,7 +7,7 @@ import dev.continuum.router.kv.index.KvEventResult;
 import dev.continuum.router.kv.index.KvIndexWriter;
 import dev.continuum.router.kv.index.RadixIndex;
 import dev.continuum.router.load.DpRanks;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

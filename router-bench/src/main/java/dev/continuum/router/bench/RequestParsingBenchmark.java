@@ -1,6 +1,6 @@
 package dev.continuum.router.bench;
 
-import dev.continuum.router.core.proxy.RequestBodyInspection;
+import dev.continuum.router.proxy.RequestBodyInspection;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;

@@ -1,8 +1,8 @@
 package dev.continuum.router.bench;
 
-import dev.continuum.router.core.ingress.anthropic.AnthropicConverter;
-import dev.continuum.router.core.ingress.responses.ResponsesConverter;
-import dev.continuum.router.core.proxy.IngressConverter;
+import dev.continuum.router.proxy.ingress.anthropic.AnthropicConverter;
+import dev.continuum.router.proxy.ingress.responses.ResponsesConverter;
+import dev.continuum.router.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;

@@ -1,8 +1,8 @@
 package dev.continuum.router.eventbus;
 
-import dev.continuum.router.load.zmtp.Transport;
-import dev.continuum.router.load.zmtp.ZmtpConnector;
-import dev.continuum.router.load.zmtp.ZmtpTarget;
+import dev.continuum.router.eventplane.Transport;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpTarget;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoop;

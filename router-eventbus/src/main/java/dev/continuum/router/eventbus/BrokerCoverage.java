@@ -1,9 +1,9 @@
 package dev.continuum.router.eventbus;
 
 import dev.continuum.router.eventbus.config.BusRole;
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;

@@ -1,8 +1,8 @@
 package dev.continuum.router.eventbus;
 
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;

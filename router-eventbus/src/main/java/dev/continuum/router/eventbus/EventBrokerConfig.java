@@ -1,11 +1,9 @@
 package dev.continuum.router.eventbus;
 
+import dev.continuum.router.core.config.ConfigDocument;
 import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.Problems;
-import dev.continuum.router.core.config.internal.TreeContext;
-import dev.continuum.router.core.config.internal.TreeNode;
-import dev.continuum.router.core.config.internal.YamlTrees;
 import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.config.DiscoveryConfig;
 import dev.continuum.router.discovery.config.DiscoverySection;
@@ -50,25 +48,13 @@ public record EventBrokerConfig(AgentSettings agent, DiscoveryConfig discovery) 
 
     public static Result load(Path file, Map<String, String> environment) {
         Problems problems = new Problems();
-        TreeNode root = read(file, environment, problems);
-        if (root == null) {
+        ConfigDocument document = ConfigDocument.read(file, environment, problems);
+        if (document == null) {
             return new Result(null, problems.all());
         }
-        EventBrokerConfig config = bind(root, problems, environment);
-        root.reportUnknownKeys();
+        EventBrokerConfig config = bind(document.root(), problems, environment);
+        document.reportUnknownKeys();
         return new Result(problems.hasErrors() ? null : config, problems.all());
-    }
-
-    /** An agent's YAML file as a tree whose unknown keys can be reported; null (with the problem) if unreadable. */
-    static @Nullable TreeNode read(Path file, Map<String, String> environment, Problems problems) {
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            problems.error("", "cannot read " + file + " (" + e.getClass().getSimpleName() + ")");
-            return null;
-        }
-        return YamlTrees.parse(text, file.toString(), "", new TreeContext(problems, environment));
     }
 
     static @Nullable EventBrokerConfig bind(ConfigNode root, Problems problems, Map<String, String> environment) {

@@ -5,7 +5,7 @@ import dev.continuum.router.core.lifecycle.LifecycleStack;
 import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
-import dev.continuum.router.load.zmtp.ZmtpEndpoint;
+import dev.continuum.router.eventplane.zmtp.ZmtpEndpoint;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintStream;
 import java.nio.file.Path;

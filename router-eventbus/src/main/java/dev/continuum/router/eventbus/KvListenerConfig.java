@@ -1,9 +1,9 @@
 package dev.continuum.router.eventbus;
 
+import dev.continuum.router.core.config.ConfigDocument;
 import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.Problems;
-import dev.continuum.router.core.config.internal.TreeNode;
 import dev.continuum.router.eventbus.config.BackendStreamNodes;
 import dev.continuum.router.eventbus.config.BackendTrust;
 import dev.continuum.router.eventbus.config.EventBusSection;
@@ -54,12 +54,12 @@ public record KvListenerConfig(AgentSettings agent, Map<String, URI> sources, Ma
 
     public static Result load(Path file, Map<String, String> environment) {
         Problems problems = new Problems();
-        TreeNode root = EventBrokerConfig.read(file, environment, problems);
-        if (root == null) {
+        ConfigDocument document = ConfigDocument.read(file, environment, problems);
+        if (document == null) {
             return new Result(null, problems.all());
         }
-        KvListenerConfig config = bind(root, problems);
-        root.reportUnknownKeys();
+        KvListenerConfig config = bind(document.root(), problems);
+        document.reportUnknownKeys();
         return new Result(problems.hasErrors() ? null : config, problems.all());
     }
 

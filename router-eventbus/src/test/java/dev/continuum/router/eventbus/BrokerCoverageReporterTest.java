@@ -2,9 +2,9 @@ package dev.continuum.router.eventbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

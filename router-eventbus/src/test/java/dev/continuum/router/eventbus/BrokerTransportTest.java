@@ -13,11 +13,11 @@ import dev.continuum.router.load.LoadConfig;
 import dev.continuum.router.load.LoadSample;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.LoadTargets;
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
-import dev.continuum.router.load.zmtp.ZmtpConnector;
-import dev.continuum.router.load.zmtp.ZmtpTarget;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpTarget;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -132,7 +132,7 @@ class BrokerTransportTest {
     private LoadSupervisor supervisor(Transport transport) {
         LoadSupervisor s = LoadSupervisor.builder(new SimpleMeterRegistry())
                 .config(new LoadConfig(Duration.ofMinutes(1), transport, null))
-                .brokerConnector(c -> {
+                .brokerConnector(() -> {
                     CountingConnector counting = new CountingConnector(
                             new BrokerConnector(bus, RandomGenerator.getDefault(), Duration.ZERO));
                     connectors.add(counting);

@@ -1,10 +1,14 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelDialer;
+import dev.continuum.router.eventplane.ChannelSubscription;
+import dev.continuum.router.eventplane.SubscriptionSet;
+import dev.continuum.router.eventplane.SubscriptionView;
 import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.PublisherId;
-import dev.continuum.router.load.zmtp.ZmtpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -61,7 +65,7 @@ final class DefaultLoadSupervisor extends StartStopSupport implements LoadSuperv
         group = givenGroup != null ? givenGroup
                 : new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("continuum-load"), NioIoHandler.newFactory());
         followExecutor.start().join();
-        connector = dialer.connectorFor(config, KvMetricsSubscription.FAMILY);
+        connector = dialer.connectorFor(config.transport(), config.dialPolicy(), KvMetricsSubscription.FAMILY);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -110,7 +114,7 @@ final class DefaultLoadSupervisor extends StartStopSupport implements LoadSuperv
         LOG.info("dynamo.load transport or direct_allow_cidrs changed: restarting {} kv_metrics subscriptions",
                 running.size());
         running.stopAllClosing(group(), connector);
-        connector = dialer.connectorFor(next, KvMetricsSubscription.FAMILY);
+        connector = dialer.connectorFor(next.transport(), next.dialPolicy(), KvMetricsSubscription.FAMILY);
         update(targets);
     }
 

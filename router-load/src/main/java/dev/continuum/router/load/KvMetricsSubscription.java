@@ -1,13 +1,15 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelSubscription;
+import dev.continuum.router.eventplane.ChannelReceiver;
 import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.wire.ActiveLoad;
 import dev.continuum.router.load.wire.ActiveLoadDecoder;
-import dev.continuum.router.load.wire.Decoded;
-import dev.continuum.router.load.wire.EventEnvelope;
-import dev.continuum.router.load.wire.EventFrameDecoder;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventEnvelope;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import java.util.HashSet;
 import java.util.Set;
 import org.slf4j.Logger;

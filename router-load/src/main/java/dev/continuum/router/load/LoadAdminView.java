@@ -1,5 +1,7 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelFamilyView;
+import dev.continuum.router.eventplane.SubscriptionView;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.continuum.router.load;
 
-import dev.continuum.router.load.zmtp.CidrPolicy;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.zmtp.CidrPolicy;
+import dev.continuum.router.eventplane.Transport;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

@@ -1,6 +1,7 @@
 package dev.continuum.router.load;
 
-import dev.continuum.router.load.wire.EventDrop;
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventDrop;
 import java.util.Locale;
 
 /** The closed label set of {@code continuum_dynamo_load_events_total{result}}: one count per received message or refusal. */

@@ -1,6 +1,7 @@
 package dev.continuum.router.load;
 
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.Transport;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;

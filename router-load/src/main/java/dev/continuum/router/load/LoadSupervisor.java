@@ -1,17 +1,20 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.Backoff;
+import dev.continuum.router.eventplane.SubscriptionView;
 import dev.continuum.router.core.lifecycle.Lifecycle;
 import dev.continuum.router.discovery.DynamoRegistry;
-import dev.continuum.router.load.zmtp.CidrPolicy;
-import dev.continuum.router.load.zmtp.DirectTcpConnector;
-import dev.continuum.router.load.zmtp.ZmtpConnector;
-import dev.continuum.router.load.zmtp.ZmtpLimits;
+import dev.continuum.router.eventplane.zmtp.CidrPolicy;
+import dev.continuum.router.eventplane.zmtp.DirectTcpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpLimits;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
@@ -95,7 +98,7 @@ public interface LoadSupervisor extends Lifecycle {
         int maxStoreEntries = LoadStore.MAX_ENTRIES;
         Function<CidrPolicy, ZmtpConnector> directConnector = policy -> DirectTcpConnector.builder().policy(policy)
                 .build();
-        @Nullable Function<LoadConfig, ZmtpConnector> brokerConnector;
+        @Nullable Supplier<ZmtpConnector> brokerConnector;
 
         Builder(MeterRegistry meterRegistry) {
             this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
@@ -168,7 +171,7 @@ public interface LoadSupervisor extends Lifecycle {
         }
 
         /** The event bus's broker connector; without one, {@code transport: broker} leaves subscriptions pending. */
-        public Builder brokerConnector(Function<LoadConfig, ZmtpConnector> factory) {
+        public Builder brokerConnector(Supplier<ZmtpConnector> factory) {
             this.brokerConnector = Objects.requireNonNull(factory, "factory");
             return this;
         }

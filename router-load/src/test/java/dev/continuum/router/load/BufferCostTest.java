@@ -1,13 +1,14 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelSubscription;
 import static dev.continuum.router.load.Fixtures.publisher;
 import static dev.continuum.router.load.Fixtures.targets;
 import static dev.continuum.router.load.Fixtures.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.continuum.router.load.zmtp.DirectTcpConnector;
-import dev.continuum.router.load.zmtp.ZmtpLimits;
+import dev.continuum.router.eventplane.zmtp.DirectTcpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpLimits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;

@@ -4,7 +4,7 @@ import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.discovery.PublisherId;
 import dev.continuum.router.discovery.PublisherTopic;
 import dev.continuum.router.discovery.WorkerId;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import dev.continuum.router.testing.DynamoEventWire;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;

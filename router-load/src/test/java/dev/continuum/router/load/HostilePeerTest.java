@@ -1,5 +1,7 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelSubscription;
+import dev.continuum.router.eventplane.SubscriptionState;
 import static dev.continuum.router.load.Fixtures.hex;
 import static dev.continuum.router.load.Fixtures.publisher;
 import static dev.continuum.router.load.Fixtures.targets;
@@ -7,7 +9,7 @@ import static dev.continuum.router.load.Fixtures.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.continuum.router.load.zmtp.ZmtpLimits;
+import dev.continuum.router.eventplane.zmtp.ZmtpLimits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,8 +1,11 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.ChannelFamilyView;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.Transport;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

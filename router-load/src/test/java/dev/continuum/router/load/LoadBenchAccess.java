@@ -1,5 +1,6 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.SubscriptionState;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

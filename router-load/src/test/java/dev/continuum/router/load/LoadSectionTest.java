@@ -8,7 +8,7 @@ import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadClass;
 import dev.continuum.router.core.config.RouterConfig;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.Transport;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,8 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.Backoff;
+import dev.continuum.router.eventplane.SubscriptionView;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,5 +1,8 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.Backoff;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
 import static dev.continuum.router.load.Fixtures.publisher;
 import static dev.continuum.router.load.Fixtures.targets;
 import static dev.continuum.router.load.Fixtures.worker;
@@ -7,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.discovery.DynamoPublisher;
-import dev.continuum.router.load.zmtp.Transport;
+import dev.continuum.router.eventplane.Transport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;

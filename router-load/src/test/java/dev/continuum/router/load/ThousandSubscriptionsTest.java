@@ -1,5 +1,6 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.SubscriptionState;
 import static dev.continuum.router.load.Fixtures.publisher;
 import static dev.continuum.router.load.Fixtures.targets;
 import static dev.continuum.router.load.Fixtures.worker;

@@ -1,6 +1,6 @@
 package dev.continuum.router.shim;
 
-import dev.continuum.router.core.proxy.DispatchPlan;
+import dev.continuum.router.proxy.DispatchPlan;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 

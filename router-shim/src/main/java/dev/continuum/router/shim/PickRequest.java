@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * @param namespaces            the Dynamo namespaces whose shim pool has a usable replica for this request
  *                              (visibility, health and per-key policy already applied); others offer no
  *                              candidates, so a pair never lands in a graph the request cannot reach
- * @param estimatedPromptTokens see {@link dev.continuum.router.core.proxy.PromptTokens#estimate}
+ * @param estimatedPromptTokens see {@link dev.continuum.router.proxy.PromptTokens#estimate}
  * @param prompt                the rendered prompt's length and block hashes, or null when the KV pipeline did not
  *                              encode the request (KV routing off, no pinned artifacts, a fallback)
  * @param kvFallback            why the KV pipeline did not encode it (one of the fallback results of

@@ -1,8 +1,8 @@
 package dev.continuum.router.shim;
 
-import dev.continuum.router.core.proxy.DispatchHook;
-import dev.continuum.router.core.proxy.DispatchPlan;
-import dev.continuum.router.core.proxy.DispatchRequest;
+import dev.continuum.router.proxy.DispatchHook;
+import dev.continuum.router.proxy.DispatchPlan;
+import dev.continuum.router.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;

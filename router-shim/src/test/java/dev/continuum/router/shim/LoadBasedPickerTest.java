@@ -123,7 +123,7 @@ class LoadBasedPickerTest {
     private static ActiveLoad decoded(String hex) {
         var d = dev.continuum.router.load.wire.ActiveLoadDecoder.decode(
                 java.util.HexFormat.of().parseHex(hex.replace(" ", "")));
-        return ((dev.continuum.router.load.wire.Decoded.Ok<ActiveLoad>) d).value();
+        return ((dev.continuum.router.eventplane.wire.Decoded.Ok<ActiveLoad>) d).value();
     }
 
     @Test

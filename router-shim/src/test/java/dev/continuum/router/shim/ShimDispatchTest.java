@@ -10,10 +10,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.RouterConfig;
-import dev.continuum.router.core.http.HttpServer;
-import dev.continuum.router.core.ingress.Ingresses;
-import dev.continuum.router.core.ingress.anthropic.EstimatedTokens;
-import dev.continuum.router.core.proxy.ProxyOptions;
+import dev.continuum.router.proxy.http.HttpServer;
+import dev.continuum.router.proxy.ingress.Ingresses;
+import dev.continuum.router.proxy.ingress.anthropic.EstimatedTokens;
+import dev.continuum.router.proxy.ProxyOptions;
 import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;

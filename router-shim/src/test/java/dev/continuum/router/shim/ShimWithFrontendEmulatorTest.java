@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.RouterConfig;
-import dev.continuum.router.core.http.HttpServer;
+import dev.continuum.router.proxy.http.HttpServer;
 import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;

@@ -1,6 +1,6 @@
 package dev.continuum.router.core.config;
 
-import dev.continuum.router.core.config.internal.IpLiterals;
+import dev.continuum.router.core.net.IpLiterals;
 import dev.continuum.router.core.config.internal.Units;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;

@@ -2,10 +2,10 @@ package dev.continuum.router.kv.dispatch;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.core.logging.LogSafe;
-import dev.continuum.router.core.prompts.ChatRewrite;
-import dev.continuum.router.core.proxy.DispatchHook;
-import dev.continuum.router.core.proxy.DispatchPlan;
-import dev.continuum.router.core.proxy.DispatchRequest;
+import dev.continuum.router.proxy.prompts.ChatRewrite;
+import dev.continuum.router.proxy.DispatchHook;
+import dev.continuum.router.proxy.DispatchPlan;
+import dev.continuum.router.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
 import dev.continuum.router.kv.artifacts.ModelArtifacts;

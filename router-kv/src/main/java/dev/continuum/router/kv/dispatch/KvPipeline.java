@@ -1,6 +1,6 @@
 package dev.continuum.router.kv.dispatch;
 
-import dev.continuum.router.core.ingress.anthropic.TokenCounter;
+import dev.continuum.router.proxy.ingress.anthropic.TokenCounter;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.artifacts.ArtifactCache;

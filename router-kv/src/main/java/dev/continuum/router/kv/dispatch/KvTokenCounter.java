@@ -3,7 +3,7 @@ package dev.continuum.router.kv.dispatch;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.continuum.router.core.ingress.anthropic.TokenCounter;
+import dev.continuum.router.proxy.ingress.anthropic.TokenCounter;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
 import dev.continuum.router.kv.artifacts.ModelArtifacts;

@@ -3,7 +3,7 @@ package dev.continuum.router.kv.dispatch;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.continuum.router.core.prompts.ChatRewrite;
+import dev.continuum.router.proxy.prompts.ChatRewrite;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 

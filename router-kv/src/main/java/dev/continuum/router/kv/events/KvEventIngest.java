@@ -3,7 +3,7 @@ package dev.continuum.router.kv.events;
 import dev.continuum.router.discovery.PublisherId;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.DpRanks;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import java.util.Map;
 
 /**

@@ -1,6 +1,6 @@
 package dev.continuum.router.kv.index;
 
-import dev.continuum.router.load.wire.EventDrop;
+import dev.continuum.router.eventplane.wire.EventDrop;
 import java.util.Locale;
 
 /** The closed {@code result} label of {@code continuum_dynamo_kv_events_total} (docs/kv-routing.md). */

@@ -2,8 +2,8 @@ package dev.continuum.router.kv.supervisor;
 
 import dev.continuum.router.discovery.PublisherId;
 import dev.continuum.router.kv.events.KvEventIngest;
-import dev.continuum.router.load.ChannelReceiver;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.ChannelReceiver;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import io.micrometer.core.instrument.Counter;
 
 /**

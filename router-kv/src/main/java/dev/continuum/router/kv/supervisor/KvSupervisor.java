@@ -7,19 +7,19 @@ import dev.continuum.router.discovery.DynamoRegistry;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.PublisherTopic;
 import dev.continuum.router.kv.events.KvEventIngest;
-import dev.continuum.router.load.Backoff;
-import dev.continuum.router.load.ChannelDialer;
-import dev.continuum.router.load.ChannelFamilyView;
-import dev.continuum.router.load.ChannelSubscription;
+import dev.continuum.router.eventplane.Backoff;
+import dev.continuum.router.eventplane.ChannelDialer;
+import dev.continuum.router.eventplane.ChannelFamilyView;
+import dev.continuum.router.eventplane.ChannelSubscription;
 import dev.continuum.router.load.LoadConfig;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.LoadTargets;
-import dev.continuum.router.load.SubscriptionSet;
-import dev.continuum.router.load.SubscriptionState;
-import dev.continuum.router.load.SubscriptionView;
-import dev.continuum.router.load.zmtp.Transport;
-import dev.continuum.router.load.zmtp.ZmtpConnector;
-import dev.continuum.router.load.zmtp.ZmtpLimits;
+import dev.continuum.router.eventplane.SubscriptionSet;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.eventplane.SubscriptionView;
+import dev.continuum.router.eventplane.Transport;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpLimits;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -123,7 +123,7 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
                         NioIoHandler.newFactory());
         group = g;
         followExecutor.start().join();
-        connector = dialer.connectorFor(load, FAMILY);
+        connector = dialer.connectorFor(load.transport(), load.dialPolicy(), FAMILY);
         long every = StaleSubscriptions.SWEEP_EVERY.toNanos();
         staleSweep = g.next().scheduleAtFixedRate(stale::sweep, every, every, TimeUnit.NANOSECONDS);
         return CompletableFuture.completedFuture(null);
@@ -188,7 +188,7 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
         LOG.info("dynamo.load transport or direct_allow_cidrs changed: restarting {} kv-events subscriptions",
                 running.size());
         running.stopAllClosing(g, connector);
-        connector = dialer.connectorFor(next, FAMILY);
+        connector = dialer.connectorFor(next.transport(), next.dialPolicy(), FAMILY);
         if (enabled) {
             running.update(publishers, connector, load.transport(), g);
         }

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.continuum.router.core.ingress.anthropic.EstimatedTokens;
+import dev.continuum.router.proxy.ingress.anthropic.EstimatedTokens;
 import dev.continuum.router.discovery.DiscoverySourceKind;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;

@@ -1,6 +1,6 @@
 package dev.continuum.router.kv.events;
 
-import dev.continuum.router.load.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,5 +1,9 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
+import dev.continuum.router.eventplane.wire.MsgpackCursor;
+import dev.continuum.router.eventplane.wire.WireException;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 import org.msgpack.value.ValueType;
@@ -40,7 +44,7 @@ public final class ActiveLoadDecoder {
         try {
             return new Decoded.Ok<>(decodeOrThrow(CURSOR.get().reset(payload, 0, payload.length)));
         } catch (WireException e) {
-            return new Decoded.Dropped<>(e.drop, e.getMessage());
+            return new Decoded.Dropped<>(e.drop(), e.getMessage());
         }
     }
 

@@ -1,4 +1,4 @@
-/** Exact decoding of Dynamo's event-plane messages: the four-part frame, the msgpack envelope and ActiveLoad. */
+/** Exact decoding of the kv_metrics payload (ActiveLoad), on the event plane's frame and msgpack cursor. */
 @NullMarked
 package dev.continuum.router.load.wire;
 

@@ -1,7 +1,7 @@
 package dev.continuum.router.load.bench;
 
 import dev.continuum.router.discovery.DynamoPublisher;
-import dev.continuum.router.load.Backoff;
+import dev.continuum.router.eventplane.Backoff;
 import dev.continuum.router.load.Fixtures;
 import dev.continuum.router.load.LoadBenchAccess;
 import dev.continuum.router.load.LoadSupervisor;

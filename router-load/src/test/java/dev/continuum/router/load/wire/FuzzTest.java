@@ -1,12 +1,15 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventEnvelope;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.load.Fixtures;
-import dev.continuum.router.load.zmtp.ZmtpLimits;
-import dev.continuum.router.load.zmtp.ZmtpListener;
-import dev.continuum.router.load.zmtp.ZmtpMessage;
-import dev.continuum.router.load.zmtp.ZmtpSubscriberHandler;
+import dev.continuum.router.eventplane.zmtp.ZmtpLimits;
+import dev.continuum.router.eventplane.zmtp.ZmtpListener;
+import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
+import dev.continuum.router.eventplane.zmtp.ZmtpSubscriberHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.charset.StandardCharsets;

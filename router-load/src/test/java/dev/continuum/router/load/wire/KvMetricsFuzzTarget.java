@@ -1,5 +1,8 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventEnvelope;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;

@@ -1,5 +1,11 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventDrop;
+import dev.continuum.router.eventplane.wire.EventEnvelope;
+import dev.continuum.router.eventplane.wire.MsgpackCursor;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
+import dev.continuum.router.eventplane.wire.WireException;
 import static dev.continuum.router.load.Fixtures.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -44,7 +50,7 @@ class MsgpackCursorTest {
         MsgpackCursor c = new MsgpackCursor().reset(bytes, 0, 5);
 
         assertThatThrownBy(() -> c.stringIndex(A, B)).isInstanceOf(WireException.class)
-                .extracting(e -> ((WireException) e).drop).isEqualTo(EventDrop.MALFORMED);
+                .extracting(e -> ((WireException) e).drop()).isEqualTo(EventDrop.MALFORMED);
     }
 
     @Test

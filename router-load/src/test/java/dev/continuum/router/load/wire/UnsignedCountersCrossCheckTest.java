@@ -1,5 +1,6 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;

@@ -1,5 +1,9 @@
 package dev.continuum.router.load.wire;
 
+import dev.continuum.router.eventplane.wire.Decoded;
+import dev.continuum.router.eventplane.wire.EventDrop;
+import dev.continuum.router.eventplane.wire.EventEnvelope;
+import dev.continuum.router.eventplane.wire.EventFrameDecoder;
 import static dev.continuum.router.load.Fixtures.hex;
 import static dev.continuum.router.load.Fixtures.zmtp;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -186,7 +190,7 @@ class WireFixturesTest {
         assertThat(reason(ActiveLoadDecoder.decode(hex(ACTIVE_LOAD_MAP + "00")))).isEqualTo(EventDrop.MALFORMED);
     }
 
-    private EventDrop drop(dev.continuum.router.load.zmtp.ZmtpMessage m) {
+    private EventDrop drop(dev.continuum.router.eventplane.zmtp.ZmtpMessage m) {
         return reason(decoder.decode(m));
     }
 

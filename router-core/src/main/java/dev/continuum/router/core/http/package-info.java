@@ -1,5 +1,0 @@
-/** The Netty HTTP ingress: listeners, pipeline, request limits, routing, readiness and graceful shutdown. */
-@NullMarked
-package dev.continuum.router.core.http;
-
-import org.jspecify.annotations.NullMarked;

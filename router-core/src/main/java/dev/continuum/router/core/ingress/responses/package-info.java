@@ -1,5 +1,0 @@
-/** The OpenAI Responses ingress ({@code /v1/responses}, and the unpinned {@code /v1/responses/compact}). */
-@NullMarked
-package dev.continuum.router.core.ingress.responses;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,8 +1,0 @@
-/**
- * The chat path's body rewrites: {@code global_prompts} merged into the system prompt and the single leading
- * system message some backends need (docs/configuration.md).
- */
-@NullMarked
-package dev.continuum.router.core.prompts;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,5 +1,0 @@
-/** The generic OpenAI-wire proxy: backend selection, health checks, circuit breakers, retries, upstream relay. */
-@NullMarked
-package dev.continuum.router.core.proxy;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,9 +1,0 @@
-/**
- * A bounded ZMTP 3.x SUB client over Netty (NULL security, READY as SUB, 3.0 subscriptions) and the
- * connectors that dial publishers; every size read off the wire is checked against {@link
- * dev.continuum.router.load.zmtp.ZmtpLimits} before a buffer is sized from it.
- */
-@NullMarked
-package dev.continuum.router.load.zmtp;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,702 @@
+package dev.continuum.router.proxy;
+
+import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.proxy.metrics.FallbackReason;
+import dev.continuum.router.proxy.metrics.RateLimitTier;
+import dev.continuum.router.proxy.metrics.RetryReason;
+import dev.continuum.router.proxy.metrics.StreamSide;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One proxied request, from policy checks to the last relayed byte: the orchestrator of the pieces that do each
+ * step ({@link Admission}, {@link ModelsListing}, {@link SendPlanner} and {@link PlanGuard}, {@link Candidates},
+ * {@link Attempt}, {@link RequestTimeouts}, {@link UpstreamRequestFactory}, {@link ModelFallback},
+ * {@link ResponseRelay}); docs/request-path.md walks the steps in order. Everything runs on the client
+ * connection's event loop, and the upstream connection is opened on (or taken from the pool of) that same loop,
+ * so no field needs synchronization.
+ *
+ * <p>What stays here is the request's one state machine, whose transitions must stay together: admitting
+ * ({@link #start}), planning a send, attempting (an {@link Attempt} in flight or a retry's backoff pending),
+ * holding (a non-2xx head on the plan's path waits for its body), committed (a {@link ResponseRelay} owns the
+ * answer), finished. Events: the plan, connect and write results, the response head, content, upstream close,
+ * idle and error, the attempt's timeout, the chunk watchdog, the backoff, client writability and close. Each
+ * transition settles the breaker permit, the upstream connection, the plan's outcome and the buffers at once, and
+ * every event handler checks the same two flags ({@code committed}, {@code finished}); the rules themselves
+ * (policy, selection, plan failures, timeouts, fallback, relay) live in the pieces.
+ *
+ * <p>Buffers: {@link OutboundBody} owns the client's request and the body sent, released once when the exchange
+ * finishes. Each upstream message handed to {@link #onUpstreamMessage} is passed on to the relay or the plan guard,
+ * or released here. The router's own answers are fresh buffers released by the write.
+ */
+final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.Sends, RequestTimeouts.Expiry {
+    private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
+    private static final AsciiString X_TENANT_ID = AsciiString.cached("x-tenant-id");
+
+    private final DefaultProxyService service;
+    private final ProxyState state;
+    private final ClientExchange client;
+    private final Channel clientCh;
+    private final EventLoop loop;
+    private final ProxyRoute route;
+    /** The route's converter; null when the answer goes in the client's wire (an OpenAI route, a passthrough). */
+    private @Nullable IngressConverter converter;
+    private final OutboundBody out;
+    private final RequestTimeouts timeouts;
+
+    private Admission.@Nullable Caller caller;
+    /** The request's standard candidates (a plan narrows them; a fallback tries what is left of them). */
+    private List<Backend> standard = List.of();
+    /** The chat body's per-backend rewrites ({@code global_prompts}), or null when the config has none. */
+    private @Nullable ChatBodies chatBodies;
+    private @Nullable Candidates candidates;
+    /** The request's plan, or null on the standard path; behind a converting ingress each send adopts a fresh one. */
+    private @Nullable PlanGuard guard;
+    /** The current (or last) attempt; an event naming another attempt is stale. */
+    private @Nullable Attempt attempt;
+    private @Nullable Future<?> backoff;
+    private @Nullable ResponseRelay relay;
+    private @Nullable ModelFallback fallback;
+    private LastError lastError = LastError.NONE;
+    private long affinityKey;
+    private boolean committed;
+    private boolean finished;
+    private boolean informational;
+
+    ProxyExchange(DefaultProxyService service, ProxyState state, ClientExchange client) {
+        this.service = service;
+        this.state = state;
+        this.client = client;
+        this.clientCh = client.channel();
+        this.loop = clientCh.eventLoop();
+        this.route = client.route();
+        this.converter = route.converter();
+        this.out = new OutboundBody(client.request());
+        this.timeouts = new RequestTimeouts(service.options.timer(), loop, state.config, this);
+    }
+
+    // ---------------------------------------------------------------- admission and the first plan
+
+    void start() {
+        FullHttpRequest request = client.request();
+        Admission.Result r = Admission.caller(state, service.isClosed(), request, client.remoteAddress());
+        if (r instanceof Admission.Refused f) {
+            refuse(f);
+            return;
+        }
+        Admission.Caller c = (Admission.Caller) r;
+        caller = c;
+        if (route.kind() == ProxyRoute.Kind.MODEL_LIST) {
+            answer(ModelsListing.of(state, c.key(), clientCh.alloc()));
+            return;
+        }
+        ProxyRoute.LocalAnswer local = route.localAnswer();
+        if (local != null) {
+            answerLocal(local.answer(request.content(), clientCh.alloc()));
+            return;
+        }
+        // The hook is asked about chat bodies only, and only while disaggregated serving is on; a request it
+        // will not see skips the prompt estimate.
+        DispatchHook hook = route.kind() == ProxyRoute.Kind.CHAT && state.config.disaggregatedServing().enabled()
+                ? service.dispatchHook() : null;
+        r = Admission.request(state, c, request.content(), route, hook != null, clientCh.alloc());
+        if (r instanceof Admission.Refused f) {
+            refuse(f);
+            return;
+        }
+        Admission.Request q = (Admission.Request) r;
+        out.admitted(q);
+        converter = q.converter();
+        standard = q.candidates();
+        ChatBodies cb = route.kind() == ProxyRoute.Kind.CHAT ? ChatBodies.of(state) : null;
+        if (cb != null) {
+            cb.model(q.parsed().model());
+        }
+        chatBodies = cb;
+        if (hook == null) {
+            planned(null);
+        } else {
+            SendPlanner.first(hook, q.parsed(), standard, out.body(), hookContext(), loop, this);
+        }
+    }
+
+    /** A local route's answer, written on this exchange's loop when it is ready ({@link #answer} releases it late). */
+    private void answerLocal(CompletionStage<FullHttpResponse> later) {
+        later.whenComplete((r, failure) -> {
+            FullHttpResponse res = r != null && failure == null ? r
+                    : OpenAiErrors.error(500, OpenAiErrors.SERVER, "internal_error", "The router could not answer.");
+            if (loop.inEventLoop()) {
+                answer(res);
+                return;
+            }
+            try {
+                loop.execute(() -> answer(res));
+            } catch (RejectedExecutionException e) {
+                res.release(); // the loop is shutting down; the channel goes with it
+            }
+        });
+    }
+
+    private void refuse(Admission.Refused f) {
+        RateLimitTier tier = f.rateLimitedBy();
+        if (tier != null) {
+            service.metrics.rateLimited(tier);
+        }
+        answer(f.response());
+    }
+
+    @Override
+    public boolean wants(@Nullable Attempt a) {
+        return !finished && a == attempt;
+    }
+
+    /** The first send's plan (now or later): the attempts start, on the plan's path when there is one. */
+    @Override
+    public void planned(@Nullable DispatchPlan plan) {
+        PlanGuard g = PlanGuard.of(plan, standard);
+        guard = g;
+        ParsedRequest p = out.parsed();
+        affinityKey = AffinityKeys.of(state.config, client.request().headers(), p);
+        fallback = ModelFallback.of(state.config.fallback(), p.model(), p.passthrough() ? route.nativeWire() : null);
+        candidates = new Candidates(state, g == null ? standard : g.pool(), callerOrThrow().bypassLimits(), affinityKey);
+        state.retryBudget.onRequest();
+        attempt();
+    }
+
+    // ---------------------------------------------------------------- attempts
+
+    private void attempt() {
+        backoff = null;
+        if (finished) {
+            return;
+        }
+        discardError();
+        Candidates cs = candidatesOrThrow();
+        Candidates.Pick pick = cs.next();
+        if (pick == null) {
+            noCandidate(cs);
+            return;
+        }
+        Attempt previous = attempt;
+        if (previous != null) {
+            previous.leave();
+        }
+        Attempt a = new Attempt(pick.backend(), pick.permit(), service.options.nanoClock().getAsLong(), loop, this);
+        attempt = a;
+        PlanGuard g = guard;
+        if (route.converter() != null && g != null && g.pinned() && g.needsFreshPlan()) {
+            // Behind a converting ingress a retry on the plan's path is a new send: it waits for its own plan.
+            DispatchHook hook = service.dispatchHook();
+            if (hook == null) {
+                pinnedFailure();
+            } else {
+                SendPlanner.again(hook, g, out.parsed(), a, out.body(), hookContext(), loop, this);
+            }
+            return;
+        }
+        send(a);
+    }
+
+    @Override
+    public void planned(Attempt a, boolean pinned) {
+        if (pinned) {
+            send(a);
+        } else {
+            pinnedFailure();
+        }
+    }
+
+    private void send(Attempt a) {
+        timeouts.firstByte(a, out.stream());
+        a.connect();
+    }
+
+    /** No backend can take the next attempt. */
+    private void noCandidate(Candidates cs) {
+        if (pinned()) {
+            pinnedFailure();
+        } else if (cs.attempts() > 0) {
+            failWithLastError();
+        } else if (cs.backendRetryAfterSeconds() > 0) {
+            service.metrics.rateLimited(RateLimitTier.BACKEND);
+            answer(OpenAiErrors.rateLimited(cs.backendRetryAfterSeconds(), RateLimitTier.BACKEND.label()));
+        } else if (cs.pool().isEmpty()) {
+            // Admitted without a backend only because model_not_found falls back.
+            if (!fallBack(FallbackReason.MODEL_NOT_FOUND, 404)) {
+                answer(OpenAiErrors.modelNotFound(out.model()));
+            }
+        } else if (!fallBack(FallbackReason.CIRCUIT_BREAKER_OPEN, 503)) {
+            answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
+                    "No healthy backend is available for the model '" + OpenAiErrors.clip(out.model()) + "'."));
+        }
+    }
+
+    private PlanGuard.HookContext hookContext() {
+        ChatBodies cb = chatBodies;
+        return new PlanGuard.HookContext(cb == null ? ChatRewrites.NONE : cb,
+                client.request().headers().get(X_TENANT_ID));
+    }
+
+    /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
+    private boolean takeRetry() {
+        return !committed && !finished && candidatesOrThrow().takeRetry();
+    }
+
+    /** Retry number n waits {@code retry}'s delay for n (on the proxy's timer, never blocking the loop). */
+    private void scheduleRetry(Backend failed, RetryReason reason) {
+        failed.resources().meters.retry(reason);
+        long delay = state.config.retry().delayNanos(candidatesOrThrow().attempts(),
+                ThreadLocalRandom.current().nextDouble());
+        if (delay <= 0) {
+            attempt();
+        } else {
+            backoff = service.options.timer().schedule(loop, this::attempt, delay);
+        }
+    }
+
+    @Override
+    public boolean current(Attempt a) {
+        return !finished && a == attempt;
+    }
+
+    @Override
+    public void onConnectFailed(Attempt a, Throwable cause) {
+        if (log.isDebugEnabled()) {
+            log.debug("backend {}: connect failed: {}", a.backend.name(), LogSafe.escape(cause));
+        }
+        a.failed();
+        a.cancelTimeout();
+        lastError = LastError.connection("Could not connect to the upstream backend.");
+        if (takeRetry()) {
+            scheduleRetry(a.backend, RetryReason.CONNECT_FAILURE);
+        } else {
+            failWithLastError();
+        }
+    }
+
+    @Override
+    public FullHttpRequest upstreamRequest(Attempt a) {
+        Admission.Caller c = caller;
+        return UpstreamRequestFactory.forAttempt(client, converter, out.parsed().passthrough(), guard, c == null ? null : c.credentialSource(),
+                a.backend, out.body(), chatBodies);
+    }
+
+    // ---------------------------------------------------------------- upstream events
+
+    @Override
+    public void onUpstreamMessage(Object msg) {
+        if (finished) {
+            ReferenceCountUtil.release(msg);
+        } else if (msg instanceof HttpResponse head) {
+            onResponseHead(head);
+        } else if (msg instanceof HttpContent c) {
+            onContent(c);
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void onResponseHead(HttpResponse head) {
+        Attempt a = attemptOrThrow();
+        int code = head.status().code();
+        if (head.decoderResult().isFailure() || code < 100 || code > 599 || code == 101) {
+            ReferenceCountUtil.release(head);
+            upstreamFailedBeforeHead(a, LastError.badGateway("The upstream backend sent an invalid response."));
+            return;
+        }
+        if (code < 200) {
+            // 1xx interim answer (we never send Expect): skip it and its empty end marker.
+            informational = true;
+            ReferenceCountUtil.release(head);
+            return;
+        }
+        a.answered(code, service.options.nanoClock().getAsLong());
+        PlanGuard g = guard;
+        if (g != null && g.pinned() && code >= 300) {
+            // Whether this is the plan's refusal, a retry, a fallback or a relay depends on the body.
+            g.hold(head, clientCh.alloc());
+            return;
+        }
+        if ((code == 502 || code == 503) && takeRetry()) {
+            ReferenceCountUtil.release(head);
+            a.cancelTimeout();
+            a.dropUpstream(); // the rest of this answer is unread: the connection cannot be reused
+            lastError = LastError.answered(code);
+            scheduleRetry(a.backend, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
+            return;
+        }
+        if (code >= 400 && fallBack(FallbackReason.ERROR_CODE, code)) {
+            ReferenceCountUtil.release(head); // the attempt was abandoned: the rest of this answer is unread
+            return;
+        }
+        committed = true;
+        boolean streaming = out.stream() || ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        timeouts.afterHead(a, streaming);
+        ResponseRelay r = new ResponseRelay(service, client, converter);
+        r.fallbackModel(out.fallbackModel());
+        relay = r;
+        r.commit(head, code, g, a.backend, client.request().headers().contains(PlanGuard.X_BACKEND));
+    }
+
+    private void onContent(HttpContent c) {
+        if (informational) {
+            informational = !(c instanceof LastHttpContent);
+            c.release();
+            return;
+        }
+        PlanGuard g = guard;
+        if (g != null && g.holding()) {
+            boolean last = g.collect(c);
+            if (!g.holding()) {
+                lastError = LastError.badGateway("The upstream backend sent an invalid response.");
+                failWithLastError();
+            } else if (last) {
+                decideError(g);
+            }
+            return;
+        }
+        ResponseRelay r = relay;
+        if (r == null) {
+            c.release();
+            return;
+        }
+        timeouts.chunk();
+        int outcome = r.relay(c, attemptOrThrow().upstream());
+        if (outcome == ResponseRelay.DONE) {
+            finishRelayed(r);
+        } else if (outcome == ResponseRelay.ABORT) {
+            upstreamAbort();
+        }
+    }
+
+    /** The held answer on the plan's path is complete: its decision. */
+    private void decideError(PlanGuard g) {
+        Attempt a = attemptOrThrow();
+        a.cancelTimeout();
+        a.releaseUpstream(g.heldKeepAlive()); // the answer was read to its end
+        PlanGuard.Decision d = g.decide(out.stream(), this::takeRetry);
+        if (d instanceof PlanGuard.Refused f) {
+            answer(OpenAiErrors.serviceUnavailable(f.code(),
+                    "The upstream refused the pinned prefill/decode pair; the request was not retried."));
+        } else if (d instanceof PlanGuard.Retry t) {
+            lastError = LastError.answered(t.status());
+            scheduleRetry(a.backend, t.status() == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
+        } else if (d instanceof PlanGuard.Relay l) {
+            answer(l.response());
+        } else if (d instanceof PlanGuard.Fallback f) {
+            int s = f.upstreamStatus();
+            lastError = s >= 500 ? LastError.answered(s) : LastError.badGateway("The upstream backend answered " + s + ".");
+            pinnedFailure();
+        }
+    }
+
+    @Override
+    public void onUpstreamReadComplete() {
+        if (committed && !finished) {
+            ResponseRelay r = relay;
+            Attempt a = attempt;
+            if (r != null) {
+                r.endOfRead(a == null ? null : a.upstream()); // a converting relay's events of this read
+            }
+            clientCh.flush();
+        }
+    }
+
+    @Override
+    public void onUpstreamClosed() {
+        Attempt a = attempt;
+        if (finished || a == null || a.takeUpstream() == null) {
+            return;
+        }
+        if (committed) {
+            upstreamAbort();
+            return;
+        }
+        PlanGuard g = guard;
+        if (g != null && g.holding()) {
+            // A held error answer cut before its end: the head was counted, the body says nothing more.
+            g.discardError();
+            lastError = LastError.badGateway("The upstream backend closed the connection mid-answer.");
+            failWithLastError();
+        } else if (!a.reconnectIfStale()) {
+            if (!a.wasRequestWritten()) {
+                onConnectFailed(a, new IOException("upstream closed before the request was sent"));
+            } else {
+                // The request may have been processed: a 502, not a retry.
+                upstreamFailedBeforeHead(a,
+                        LastError.connection("The upstream backend closed the connection before responding."));
+            }
+        }
+    }
+
+    @Override
+    public void onUpstreamError(Throwable cause) {
+        if (log.isDebugEnabled()) {
+            Attempt a = attempt;
+            log.debug("backend {}: upstream error: {}", a == null ? "?" : a.backend.name(), LogSafe.escape(cause));
+        }
+    }
+
+    @Override
+    public void onUpstreamIdle() {
+        // Before the head, the request timeout governs (a long generation may be silent). After it,
+        // an upstream silent for the whole idle timeout mid-response is hung: cut the response.
+        cutHung("no data for the idle timeout mid-response");
+    }
+
+    @Override
+    public void onChunkSilence() {
+        cutHung("no chunk within streaming.chunk_interval");
+    }
+
+    /** A committed answer's upstream went silent for too long: the response is cut. */
+    private void cutHung(String why) {
+        if (committed && !finished) {
+            if (log.isDebugEnabled()) {
+                log.debug("backend {}: {}, aborting", attemptOrThrow().backend.name(), why);
+            }
+            upstreamAbort();
+        }
+    }
+
+    private void upstreamFailedBeforeHead(Attempt a, LastError error) {
+        a.failed();
+        lastError = error;
+        failWithLastError();
+    }
+
+    @Override
+    public void onTimeout(Attempt a) {
+        if (finished || a != attempt) {
+            return;
+        }
+        a.timeoutFired();
+        if (committed) {
+            upstreamAbort();
+            return;
+        }
+        PlanGuard g = guard;
+        if (g != null && g.holding()) {
+            g.discardError(); // the head was already counted
+        } else {
+            a.failed();
+        }
+        if (pinned()) {
+            pinnedFailure();
+        } else if (!fallBack(FallbackReason.TIMEOUT, 504)) {
+            answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + timeouts.armedMillis()
+                    + " ms."));
+        }
+    }
+
+    // ---------------------------------------------------------------- fallbacks
+
+    /**
+     * Moves on to the next fallback model ({@link ModelFallback}) when {@code reason} triggers one and one is left,
+     * with the body rewritten for it; false otherwise (and always on the plan's path).
+     */
+    private boolean fallBack(FallbackReason reason, int status) {
+        ModelFallback f = fallback;
+        if (f == null || committed || finished || pinned()) {
+            return false;
+        }
+        ModelFallback.Next next = f.take(reason, status, state, callerOrThrow().key());
+        if (next == null || !out.switchModel(next.model(), clientCh.alloc())) {
+            return false;
+        }
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon();
+        }
+        ChatBodies cb = chatBodies;
+        if (cb != null) {
+            cb.model(next.model());
+        }
+        service.metrics.fellBack(reason);
+        candidates = new Candidates(state, next.candidates(), callerOrThrow().bypassLimits(), affinityKey);
+        attempt();
+        return true;
+    }
+
+    /** Whether attempts still run on the plan's path (with its headers). */
+    private boolean pinned() {
+        PlanGuard g = guard;
+        return g != null && g.pinned();
+    }
+
+    /**
+     * The plan's path failed before anything reached the client (transport failure, timeout, non-2xx other than
+     * the refusal, no plan for a resend): fall back to standard routing without the plan's headers, or fail.
+     */
+    private void pinnedFailure() {
+        PlanGuard g = Objects.requireNonNull(guard, "no plan");
+        g.discardError();
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon();
+        }
+        List<Backend> rest = candidatesOrThrow().untried(g.standard());
+        if (!state.config.disaggregatedServing().fallbackToUnified() || rest.isEmpty()) {
+            g.end(DispatchPlan.Outcome.FAILED);
+            answer(OpenAiErrors.error(502, OpenAiErrors.SERVER, "disaggregated_decode_failed",
+                    "The disaggregated serving path failed" + (rest.isEmpty() ? " and no other backend serves the model."
+                            : ".")));
+            return;
+        }
+        g.fallBack();
+        candidates = new Candidates(state, rest, callerOrThrow().bypassLimits());
+        attempt();
+    }
+
+    // ---------------------------------------------------------------- client events
+
+    @Override
+    public void clientWritabilityChanged() {
+        ResponseRelay r = relay;
+        Attempt a = attempt;
+        if (!finished && r != null && a != null) {
+            r.resume(a.upstream());
+        }
+    }
+
+    @Override
+    public void clientClosed() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        cancelBackoff();
+        timeouts.stop();
+        if (committed) {
+            service.metrics.streamAborted(StreamSide.CLIENT);
+        }
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon(); // the upstream is never pooled: its response is unfinished
+        }
+        closeRelay();
+        releaseRequest();
+    }
+
+    // ---------------------------------------------------------------- endings
+
+    private void finishRelayed(ResponseRelay r) {
+        endPlan(DispatchPlan.Outcome.SERVED);
+        finished = true;
+        timeouts.stop();
+        Attempt a = attemptOrThrow();
+        a.cancelTimeout();
+        a.releaseUpstream(r.upstreamKeepAlive());
+        r.close();
+        releaseRequest();
+        client.responseComplete(r.status(), r.closeClient(), r.lastWrite());
+    }
+
+    /** The upstream failed after the head went out: the client's response is cut (connection closed). */
+    private void upstreamAbort() {
+        endPlan(DispatchPlan.Outcome.FAILED);
+        finished = true;
+        timeouts.stop();
+        Attempt a = attemptOrThrow();
+        a.cancelTimeout();
+        a.dropUpstream();
+        service.metrics.streamAborted(StreamSide.UPSTREAM);
+        ResponseRelay r = relay;
+        int status = r == null ? 0 : r.status();
+        closeRelay();
+        releaseRequest();
+        client.responseComplete(status, true, clientCh.close());
+    }
+
+    private void failWithLastError() {
+        if (pinned()) {
+            pinnedFailure();
+        } else if (!fallBack(lastError.trigger(), lastError.status())) {
+            answer(lastError.response());
+        }
+    }
+
+    /** Answers with a complete response of our own (an error, in the ingress's shape, or the model list); only before commit. */
+    private void answer(FullHttpResponse response) {
+        if (finished || committed) {
+            response.release();
+            return;
+        }
+        finished = true;
+        committed = true;
+        cancelBackoff();
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon();
+        }
+        releaseRequest();
+        ResponseRelay.answer(client, converter, response, guard, a == null ? null : a.backend, out.fallbackModel());
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Attempt attemptOrThrow() {
+        return Objects.requireNonNull(attempt, "no attempt");
+    }
+
+    private Candidates candidatesOrThrow() {
+        return Objects.requireNonNull(candidates, "not admitted");
+    }
+
+    private Admission.Caller callerOrThrow() {
+        return Objects.requireNonNull(caller, "not admitted");
+    }
+
+    private void endPlan(DispatchPlan.Outcome outcome) {
+        PlanGuard g = guard;
+        if (g != null) {
+            g.end(outcome);
+        }
+    }
+
+    private void discardError() {
+        PlanGuard g = guard;
+        if (g != null) {
+            g.discardError();
+        }
+    }
+
+    private void cancelBackoff() {
+        Future<?> t = backoff;
+        if (t != null) {
+            t.cancel(false);
+            backoff = null;
+        }
+    }
+
+    private void closeRelay() {
+        ResponseRelay r = relay;
+        if (r != null) {
+            r.close();
+        }
+    }
+
+    private void releaseRequest() {
+        discardError();
+        endPlan(DispatchPlan.Outcome.ABANDONED);
+        out.release();
+    }
+}

@@ -1,0 +1,33 @@
+package dev.continuum.router.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import org.junit.jupiter.api.Test;
+
+class UntrustedHeadersTest {
+
+    @Test
+    void recognisesEverySpellingButKeepsTheTenant() {
+        assertThat(UntrustedHeaders.isUntrusted("X-Dynamo-Worker-Instance-Id")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("x-dynamo-")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("X-DP-RANK")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("x-prefill-dp-rank")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("x-data-parallel-rank")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("x-tenant-id")).isFalse();
+        assertThat(UntrustedHeaders.isUntrusted("x-dynamo")).isFalse();
+        assertThat(UntrustedHeaders.isUntrusted("x-dp-ranking")).isFalse();
+    }
+
+    @Test
+    void stripsAllValuesOfEveryUntrustedHeader() {
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.add("x-dynamo-worker-instance-id", "1").add("X-Dynamo-Worker-Instance-Id", "2")
+                .add("x-worker-instance-id", "3").add("x-tenant-id", "t").add("content-type", "application/json");
+
+        UntrustedHeaders.strip(h);
+
+        assertThat(h.names()).containsExactlyInAnyOrder("x-tenant-id", "content-type");
+    }
+}

@@ -1,0 +1,60 @@
+package dev.continuum.router.proxy.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.continuum.router.testing.Reply;
+import dev.continuum.router.testing.TestUpstream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MetricsTest {
+    private final TestUpstream a = TestUpstream.start("a");
+    private final TestUpstream b = TestUpstream.start("b");
+    private RouterHarness router;
+
+    @AfterEach
+    void tearDown() {
+        if (router != null) {
+            router.close();
+        }
+        a.close();
+        b.close();
+    }
+
+    @Test
+    void exposesEveryFamilyWithClosedLabels() {
+        router = RouterHarness.start(ConfigBuilder.create()
+                        .backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m").build(),
+                s -> s.routeExact("/health", r -> CompletableFuture.completedFuture(LocalResponse.text(200, "ok"))));
+        a.enqueue(Reply.status(503, "{}"));
+
+        router.chat("m");
+        router.chat("m");
+        router.get("/health");
+        router.get("/v1/unknown");
+        router.get("/v1/models");
+
+        // A request is recorded just after its last write is issued: the client may see it first.
+        org.awaitility.Awaitility.await().untilAsserted(() -> assertThat(router.scrape())
+                .contains("http_requests_total{endpoint=\"/v1/chat/completions\",method=\"POST\",status=\"200\"} 2.0")
+                .contains("http_requests_total{endpoint=\"/health\",method=\"GET\",status=\"200\"} 1.0")
+                .contains("http_requests_total{endpoint=\"other\",method=\"GET\",status=\"404\"} 1.0")
+                .contains("http_requests_total{endpoint=\"/v1/models\",method=\"GET\",status=\"200\"} 1.0")
+                .contains("http_request_duration_seconds_bucket{endpoint=\"/v1/chat/completions\",method=\"POST\",le=\"0.005\"}")
+                .contains("http_request_duration_seconds_count{endpoint=\"/v1/chat/completions\",method=\"POST\"} 2")
+                .contains("continuum_backend_requests_total{backend=\"a\",status_class=\"5xx\"} 1.0")
+                .contains("continuum_backend_requests_total{backend=\"a\",status_class=\"2xx\"} 1.0")
+                .contains("continuum_backend_requests_total{backend=\"b\",status_class=\"2xx\"} 1.0")
+                .contains("continuum_backend_request_duration_seconds_count{backend=\"a\"} 2")
+                .contains("continuum_backend_healthy{backend=\"a\"} 1.0")
+                .contains("continuum_backend_circuit_state{backend=\"a\"} 0.0")
+                .contains("continuum_retries_total{backend=\"a\",reason=\"status_503\"} 1.0")
+                .contains("continuum_rate_limited_total{tier=\"global\"} 0.0")
+                .contains("continuum_stream_aborts_total{side=\"client\"} 0.0")
+                .contains("continuum_stream_aborts_total{side=\"upstream\"} 0.0"));
+    }
+}
