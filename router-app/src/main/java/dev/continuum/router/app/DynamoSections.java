@@ -3,7 +3,7 @@ package dev.continuum.router.app;
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.discovery.config.DiscoverySection;
 import dev.continuum.router.eventbus.config.EventBusSection;
-import dev.continuum.router.eventbus.config.KvCacheIndexSection;
+import dev.continuum.router.kv.backend.config.KvCacheIndexSection;
 import dev.continuum.router.kv.config.KvSection;
 import dev.continuum.router.load.LoadSection;
 import dev.continuum.router.shim.ShimSection;

@@ -21,7 +21,7 @@ import dev.continuum.router.proxy.ProxyOptions;
 import dev.continuum.router.discovery.watch.DiscoverySupervisor;
 import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.eventbus.EventBusSupervisor;
-import dev.continuum.router.eventbus.KvCacheIndexSupervisor;
+import dev.continuum.router.kv.backend.KvCacheIndexSupervisor;
 import dev.continuum.router.eventplane.ChannelDialer;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.config.KvConfig;

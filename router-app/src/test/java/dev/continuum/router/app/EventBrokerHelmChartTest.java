@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
-import dev.continuum.router.eventbus.EventBrokerConfig;
+import dev.continuum.router.agents.EventBrokerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

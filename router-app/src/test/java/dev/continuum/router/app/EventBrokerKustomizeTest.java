@@ -4,7 +4,7 @@ import static dev.continuum.router.app.DeployFiles.at;
 import static dev.continuum.router.app.DeployFiles.only;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.continuum.router.eventbus.EventBrokerConfig;
+import dev.continuum.router.agents.EventBrokerConfig;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * the URL's host checked against it (RFC 2818 rules: DNS or IP subject alternative names), with SNI for a host
  * name. A context is immutable and shared by every connection to the same trust.
  */
-final class BackendTls {
+public final class BackendTls {
     private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
 
     private BackendTls() {
@@ -32,7 +32,7 @@ final class BackendTls {
     }
 
     /** The context for {@code trust}; null means the JDK's trust store. */
-    static SslContext context(@Nullable BackendTrust trust) {
+    public static SslContext context(@Nullable BackendTrust trust) {
         return trust == null ? SystemTrust.CONTEXT : build(trust);
     }
 
@@ -50,16 +50,16 @@ final class BackendTls {
         }
     }
 
-    static boolean isHttps(URI url) {
+    public static boolean isHttps(URI url) {
         return "https".equals(url.getScheme());
     }
 
-    static int port(URI url) {
+    public static int port(URI url) {
         return url.getPort() != -1 ? url.getPort() : isHttps(url) ? 443 : 80;
     }
 
     /** The handler that verifies {@code url}'s host; first in the connection's pipeline. */
-    static SslHandler handler(SslContext context, Channel channel, URI url) {
+    public static SslHandler handler(SslContext context, Channel channel, URI url) {
         return context.newHandler(channel.alloc(), url.getHost(), port(url));
     }
 
@@ -67,7 +67,7 @@ final class BackendTls {
      * Why a handshake failed, in words from a closed set: never the peer's certificate contents or the exception's
      * own text, which can carry names from the peer.
      */
-    static String reason(Throwable error) {
+    public static String reason(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof CertPathBuilderException || t instanceof CertPathValidatorException) {
                 return "certificate not trusted";
@@ -84,7 +84,7 @@ final class BackendTls {
     }
 
     /** Whether {@code error} (or a cause) is a TLS failure. */
-    static boolean isTls(Throwable error) {
+    public static boolean isTls(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof SSLException || t instanceof CertificateException) {
                 return true;

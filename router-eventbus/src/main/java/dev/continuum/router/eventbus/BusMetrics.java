@@ -12,20 +12,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The listener's meters. Labels are closed: {@code code} comes from {@link BusErrorCode}; no session, stream,
  * broker or client string is ever a label.
  */
-final class BusMetrics {
+public final class BusMetrics {
     /** {@code continuum_dynamo_event_bus_sessions}: welcomed sessions. */
-    static final String SESSIONS = "continuum.dynamo.event.bus.sessions";
+    public static final String SESSIONS = "continuum.dynamo.event.bus.sessions";
     /** {@code continuum_dynamo_event_bus_connections}: open TCP connections. */
-    static final String CONNECTIONS = "continuum.dynamo.event.bus.connections";
+    public static final String CONNECTIONS = "continuum.dynamo.event.bus.connections";
     /** {@code continuum_dynamo_event_bus_refusals_total{code}}: refused connections and requests, ended sessions. */
-    static final String REFUSALS = "continuum.dynamo.event.bus.refusals";
+    public static final String REFUSALS = "continuum.dynamo.event.bus.refusals";
 
     private final MeterRegistry registry;
     private final Counter[] refusals = new Counter[BusErrorCode.values().length];
     private final List<Meter> meters = new ArrayList<>();
-    final AtomicInteger connections = new AtomicInteger();
+    public final AtomicInteger connections = new AtomicInteger();
 
-    BusMetrics(MeterRegistry registry, BusSessions sessions) {
+    public BusMetrics(MeterRegistry registry, BusSessions sessions) {
         this.registry = registry;
         for (BusErrorCode code : BusErrorCode.values()) {
             refusals[code.ordinal()] = Counter.builder(REFUSALS)
@@ -39,15 +39,15 @@ final class BusMetrics {
                 .description("Open event-bus TCP connections").register(registry));
     }
 
-    void refused(BusErrorCode code) {
+    public void refused(BusErrorCode code) {
         refusals[code.ordinal()].increment();
     }
 
-    double refusals(BusErrorCode code) {
+    public double refusals(BusErrorCode code) {
         return refusals[code.ordinal()].count();
     }
 
-    void close() {
+    public void close() {
         meters.forEach(registry::remove);
     }
 }

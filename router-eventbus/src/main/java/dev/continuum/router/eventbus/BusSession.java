@@ -35,7 +35,7 @@ public final class BusSession {
     private volatile boolean draining;
     private volatile BusErrorCode endCode = BusErrorCode.CLIENT_CLOSED;
 
-    BusSession(String id, BrokerEntry entry, Hello hello, int version, int maxStreams, Channel control,
+    public BusSession(String id, BrokerEntry entry, Hello hello, int version, int maxStreams, Channel control,
                boolean byToken, long caGeneration, Consumer<BusSession> onEnd) {
         this.id = id;
         this.entry = entry;
@@ -99,21 +99,21 @@ public final class BusSession {
         return streams.size();
     }
 
-    BrokerEntry entry() {
+    public BrokerEntry entry() {
         return entry;
     }
 
     /** Whether the session authenticated with a token (else with a certificate). */
-    boolean byToken() {
+    public boolean byToken() {
         return byToken;
     }
 
     /** The client-CA generation current when the session was welcomed. */
-    long caGeneration() {
+    public long caGeneration() {
         return caGeneration;
     }
 
-    Channel control() {
+    public Channel control() {
         return control;
     }
 
@@ -171,7 +171,7 @@ public final class BusSession {
     }
 
     /** Lookup for an arriving data stream: the stream, or whether the ID was issued before (consumed). */
-    record Lookup(@org.jspecify.annotations.Nullable CommandedStream stream, boolean consumed) {
+    public record Lookup(@org.jspecify.annotations.Nullable CommandedStream stream, boolean consumed) {
     }
 
     /** The commanded stream {@code streamId}; null when it was never issued here (404), consumed otherwise (409). */
@@ -195,12 +195,12 @@ public final class BusSession {
         return consumed ? new Lookup(null, true) : null;
     }
 
-    void forget(CommandedStream stream) {
+    public void forget(CommandedStream stream) {
         streams.remove(stream.streamId(), stream);
     }
 
     /** The client's {@code stream_closed}: the ID is consumed whatever state it was in. */
-    void clientClosed(String streamId, String code, String message) {
+    public void clientClosed(String streamId, String code, String message) {
         CommandedStream stream = streams.get(streamId);
         if (stream != null) {
             stream.close(code, message);
@@ -208,7 +208,7 @@ public final class BusSession {
     }
 
     /** The client's {@code draining}: no more commands; open streams are unsubscribed so they move elsewhere. */
-    boolean drain() {
+    public boolean drain() {
         if (draining) {
             return false;
         }
@@ -219,19 +219,19 @@ public final class BusSession {
         return true;
     }
 
-    void send(ObjectNode message) {
+    public void send(ObjectNode message) {
         if (control.isActive()) {
             control.writeAndFlush(new io.netty.handler.codec.http2.DefaultHttp2DataFrame(
                     ControlJson.line(control.alloc(), message)));
         }
     }
 
-    BusErrorCode endCode() {
+    public BusErrorCode endCode() {
         return endCode;
     }
 
     /** Ends the session once: its streams close, the registry forgets it, the control stream gets its trailer. */
-    void end(BusErrorCode code) {
+    public void end(BusErrorCode code) {
         if (!ended.compareAndSet(false, true)) {
             return;
         }

@@ -25,7 +25,7 @@ public final class BusStreamException extends RuntimeException {
     private final Reason reason;
     private final String code;
 
-    BusStreamException(Reason reason, String code) {
+    public BusStreamException(Reason reason, String code) {
         super(reason.name().toLowerCase(java.util.Locale.ROOT) + (code.isEmpty() ? "" : ": " + code));
         this.reason = reason;
         this.code = code;

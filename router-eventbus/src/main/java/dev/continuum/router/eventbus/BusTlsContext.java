@@ -23,11 +23,11 @@ import org.jspecify.annotations.Nullable;
  * @param caGeneration the client-CA generation this context verifies against
  * @param caBytes      the client-CA file as read, or null without one (compared on reload)
  */
-record BusTlsContext(SslContext context, long caGeneration, byte @Nullable [] caBytes) {
-    static final String TLS_1_3 = "TLSv1.3";
+public record BusTlsContext(SslContext context, long caGeneration, byte @Nullable [] caBytes) {
+    public static final String TLS_1_3 = "TLSv1.3";
 
     /** Reads the files; throws {@link IllegalStateException} naming the field when one cannot be used. */
-    static BusTlsContext build(BusTls tls, @Nullable BusTlsContext previous) {
+    public static BusTlsContext build(BusTls tls, @Nullable BusTlsContext previous) {
         byte[] ca = tls.clientCa() == null ? null : read("dynamo.event_bus.tls.client_ca", tls.clientCa());
         long generation = previous == null ? 1
                 : Arrays.equals(ca, previous.caBytes()) ? previous.caGeneration() : previous.caGeneration() + 1;

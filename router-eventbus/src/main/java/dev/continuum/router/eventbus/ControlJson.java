@@ -12,10 +12,10 @@ import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /** Reading and writing control lines and error bodies, with the parser bounded like every other wire input. */
-final class ControlJson {
+public final class ControlJson {
     /** The longest control line, newline included (docs/event-bus-protocol.md, section 4.1). */
-    static final int MAX_LINE_BYTES = 64 * 1024;
-    static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+    public static final int MAX_LINE_BYTES = 64 * 1024;
+    public static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(8)
                     .maxStringLength(MAX_LINE_BYTES).maxNumberLength(32).build())
             .build());
@@ -24,7 +24,7 @@ final class ControlJson {
     }
 
     /** The line as a JSON object, or null when it is not one. */
-    static @Nullable ObjectNode parseObject(byte[] line) {
+    public static @Nullable ObjectNode parseObject(byte[] line) {
         try {
             JsonNode node = MAPPER.readTree(line);
             return node instanceof ObjectNode object ? object : null;
@@ -33,14 +33,14 @@ final class ControlJson {
         }
     }
 
-    static ObjectNode object(String type) {
+    public static ObjectNode object(String type) {
         ObjectNode node = MAPPER.createObjectNode();
         node.put("type", type);
         return node;
     }
 
     /** {@code node} as one NDJSON line. */
-    static ByteBuf line(ByteBufAllocator alloc, JsonNode node) {
+    public static ByteBuf line(ByteBufAllocator alloc, JsonNode node) {
         byte[] bytes = write(node);
         ByteBuf buf = alloc.buffer(bytes.length + 1);
         buf.writeBytes(bytes).writeByte('\n');
@@ -48,7 +48,7 @@ final class ControlJson {
     }
 
     /** The error body of a refused request. */
-    static ByteBuf errorBody(ByteBufAllocator alloc, BusErrorCode code, String message) {
+    public static ByteBuf errorBody(ByteBufAllocator alloc, BusErrorCode code, String message) {
         ObjectNode root = MAPPER.createObjectNode();
         ObjectNode error = root.putObject("error");
         error.put("code", code.code());
@@ -60,7 +60,7 @@ final class ControlJson {
         return alloc.buffer(bytes.length).writeBytes(bytes);
     }
 
-    static String errorText(BusErrorCode code, String message) {
+    public static String errorText(BusErrorCode code, String message) {
         ObjectNode root = MAPPER.createObjectNode();
         root.putObject("error").put("code", code.code()).put("message", message);
         return new String(write(root), StandardCharsets.UTF_8);

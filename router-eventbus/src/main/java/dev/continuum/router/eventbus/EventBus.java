@@ -43,7 +43,7 @@ public final class EventBus {
     }
 
     /** Serves the sessions of a started listener (replacing any before). */
-    void attach(BusSessions next) {
+    public void attach(BusSessions next) {
         BusSessions before = sessions;
         if (before != null) {
             before.removeListener(relay);
@@ -54,7 +54,7 @@ public final class EventBus {
     }
 
     /** The listener stopped: nothing is covered until the next attach. */
-    void detach() {
+    public void detach() {
         BusSessions before = sessions;
         sessions = null;
         if (before != null) {

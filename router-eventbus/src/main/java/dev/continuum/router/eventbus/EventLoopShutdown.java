@@ -6,12 +6,12 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /** The one way this module's components stop their own event loops: no quiet period, at most one second. */
-final class EventLoopShutdown {
+public final class EventLoopShutdown {
     private EventLoopShutdown() {
     }
 
     /** Completes once {@code group} has terminated, or at once when there is none. */
-    static CompletableFuture<Void> of(@Nullable EventLoopGroup group) {
+    public static CompletableFuture<Void> of(@Nullable EventLoopGroup group) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (group == null) {
             done.complete(null);

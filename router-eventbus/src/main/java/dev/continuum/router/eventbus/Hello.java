@@ -19,18 +19,18 @@ import org.jspecify.annotations.Nullable;
  * @param namespaces Dynamo namespaces a broker reaches
  * @param backends   backends a kv_listener announces
  */
-record Hello(BusRole role, String clientId, List<String> namespaces, List<String> backends) {
-    Hello {
+public record Hello(BusRole role, String clientId, List<String> namespaces, List<String> backends) {
+    public Hello {
         namespaces = List.copyOf(namespaces);
         backends = List.copyOf(backends);
     }
 
     /** A refusal found while reading or checking the message. */
-    record Refusal(BusErrorCode code, String message) {
+    public record Refusal(BusErrorCode code, String message) {
     }
 
     /** Either a hello or why not. */
-    record Checked(@Nullable Hello hello, @Nullable Refusal refusal) {
+    public record Checked(@Nullable Hello hello, @Nullable Refusal refusal) {
     }
 
     private static Checked refuse(BusErrorCode code, String message) {
@@ -38,7 +38,7 @@ record Hello(BusRole role, String clientId, List<String> namespaces, List<String
     }
 
     /** Reads {@code message} and checks it against the entry the request authenticated as, at {@code version}. */
-    static Checked check(ObjectNode message, BrokerEntry entry, int version) {
+    public static Checked check(ObjectNode message, BrokerEntry entry, int version) {
         if (!"hello".equals(text(message.get("type")))) {
             return refuse(BusErrorCode.INVALID_MESSAGE, "the first message must be hello");
         }
@@ -112,7 +112,7 @@ record Hello(BusRole role, String clientId, List<String> namespaces, List<String
         return new Checked(new Hello(role, clientId, namespaces, backends), null);
     }
 
-    static @Nullable String text(@Nullable JsonNode node) {
+    public static @Nullable String text(@Nullable JsonNode node) {
         return node != null && node.isTextual() ? node.textValue() : null;
     }
 

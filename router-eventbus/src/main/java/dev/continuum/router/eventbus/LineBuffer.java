@@ -10,9 +10,9 @@ import java.util.List;
  * longer line is refused before more of it is kept. Reads the buffer it is given; the caller releases it.
  * One event loop uses an instance.
  */
-final class LineBuffer {
+public final class LineBuffer {
     /** The line in progress grew past the limit. */
-    static final class TooLong extends Exception {
+    public static final class TooLong extends Exception {
         private static final long serialVersionUID = 1L;
 
         TooLong() {
@@ -22,7 +22,7 @@ final class LineBuffer {
 
     private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
 
-    List<byte[]> feed(ByteBuf data) throws TooLong {
+    public List<byte[]> feed(ByteBuf data) throws TooLong {
         List<byte[]> lines = new ArrayList<>(1);
         while (data.isReadable()) {
             int newline = data.indexOf(data.readerIndex(), data.writerIndex(), (byte) '\n');
@@ -50,7 +50,7 @@ final class LineBuffer {
         return lines;
     }
 
-    boolean hasPartial() {
+    public boolean hasPartial() {
         return partial.size() > 0;
     }
 }

@@ -15,16 +15,16 @@ import java.util.List;
  * the stream's key and the broker's configured client ID, so every router replica places a stream on the same
  * broker, a broker that joins takes only the streams it now wins, and one that leaves gives only its own away.
  */
-final class Rendezvous {
+public final class Rendezvous {
     private Rendezvous() {
     }
 
     /** The key of a publisher stream: namespace, host, port and topic, newline-separated. */
-    static String key(SubscribeTarget.ZmqTcp target, String topic) {
+    public static String key(SubscribeTarget.ZmqTcp target, String topic) {
         return target.namespace() + '\n' + target.host() + '\n' + target.port() + '\n' + topic;
     }
 
-    static long weight(String key, String clientId) {
+    public static long weight(String key, String clientId) {
         byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
         MessageDigest sha256;
         try {
@@ -39,7 +39,7 @@ final class Rendezvous {
     }
 
     /** {@code sessions} by descending weight for {@code key}; equal weights (never in practice) by client ID. */
-    static List<BusSession> rank(List<BusSession> sessions, String key) {
+    public static List<BusSession> rank(List<BusSession> sessions, String key) {
         record Weighted(BusSession session, long weight) {
         }
         List<Weighted> weighted = new ArrayList<>(sessions.size());

@@ -14,9 +14,9 @@ import org.jspecify.annotations.Nullable;
  * keeps only {@code data} and fails the response on an oversized event; a KV-event stream needs each event's
  * {@code id} (its resume point) and must outlive one bad event.
  */
-final class SseParser {
+public final class SseParser {
     /** What the parser found. */
-    interface Listener {
+    public interface Listener {
         /** A complete event with data; {@code id} is this event's own {@code id} field, or null. */
         void event(@Nullable String id, String type, String data);
 
@@ -37,14 +37,14 @@ final class SseParser {
     private final StringBuilder data = new StringBuilder();
     private boolean hasData;
 
-    SseParser(int maxEventBytes, Listener listener) {
+    public SseParser(int maxEventBytes, Listener listener) {
         this.maxEventBytes = maxEventBytes;
         this.listener = listener;
         this.line = new byte[maxEventBytes];
     }
 
     /** Consumes every readable byte of {@code bytes} (the caller still releases it). */
-    void feed(ByteBuf bytes) {
+    public void feed(ByteBuf bytes) {
         int end = bytes.writerIndex();
         for (int i = bytes.readerIndex(); i < end; i++) {
             byte b = bytes.getByte(i);

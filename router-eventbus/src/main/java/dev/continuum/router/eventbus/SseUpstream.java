@@ -25,9 +25,15 @@ import org.slf4j.LoggerFactory;
  * unparsed; the router parses and bounds them). The end of the body, or any other answer, closes the socket,
  * which ends the relay.
  */
-final class SseUpstream extends ChannelInboundHandlerAdapter {
+public final class SseUpstream extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(SseUpstream.class);
-    static final String LAST_EVENT_ID = "Last-Event-ID";
+    public static final String LAST_EVENT_ID = "Last-Event-ID";
+    /** A backend's HTTP response head is bounded like any untrusted input: status line, headers, chunk. */
+    public static final int MAX_INITIAL_LINE = 4096;
+    public static final int MAX_HEADER_BYTES = 16384;
+    public static final int MAX_CHUNK_BYTES = 65536;
+    /** How long a dial to a backend may take. */
+    public static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofSeconds(10);
 
     private final URI url;
     private final int port;
@@ -41,13 +47,13 @@ final class SseUpstream extends ChannelInboundHandlerAdapter {
      * @param status the HTTP status
      * @param sse    whether the Content-Type was {@code text/event-stream}
      */
-    record Refused(int status, boolean sse) {
-        String reason() {
+    public record Refused(int status, boolean sse) {
+        public String reason() {
             return sse ? "http: answered " + status : "http: answered " + status + ", not text/event-stream";
         }
     }
 
-    SseUpstream(URI url, int port, @Nullable Long lastEventId) {
+    public SseUpstream(URI url, int port, @Nullable Long lastEventId) {
         this.url = url;
         this.port = port;
         this.lastEventId = lastEventId;

@@ -18,14 +18,14 @@ import java.util.concurrent.TimeUnit;
  * channel; outbound {@link ByteBuf}s leave as DATA frames. The child channel returns flow-control window as the
  * next handler reads, so the router never holds more than the stream's window.
  */
-final class StreamBytesHandler extends ChannelDuplexHandler {
+public final class StreamBytesHandler extends ChannelDuplexHandler {
     /** How long a close waits for the client's end of stream after ours before resetting the stream. */
-    static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(1);
+    public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(1);
 
     private final Duration closeTimeout;
     private boolean closing;
 
-    StreamBytesHandler(Duration closeTimeout) {
+    public StreamBytesHandler(Duration closeTimeout) {
         this.closeTimeout = closeTimeout;
     }
 

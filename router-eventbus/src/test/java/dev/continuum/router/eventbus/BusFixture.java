@@ -24,32 +24,32 @@ import java.util.concurrent.TimeUnit;
  * {@link #TOKEN_B}, any namespace), {@code kv-listener-a} (token {@link #TOKEN_KV}, backends [vllm-1]) and
  * {@code broker-c.dynamo} (certificate only).
  */
-final class BusFixture implements AutoCloseable {
-    static final String TOKEN_A = "token-a-0123456789";
-    static final String TOKEN_B = "token-b-0123456789";
-    static final String TOKEN_KV = "token-kv-0123456789";
-    static final String HELLO_A = "{\"type\":\"hello\",\"role\":\"broker\",\"client_id\":\"broker-a\",\"versions\":[1],"
+public final class BusFixture implements AutoCloseable {
+    public static final String TOKEN_A = "token-a-0123456789";
+    public static final String TOKEN_B = "token-b-0123456789";
+    public static final String TOKEN_KV = "token-kv-0123456789";
+    public static final String HELLO_A = "{\"type\":\"hello\",\"role\":\"broker\",\"client_id\":\"broker-a\",\"versions\":[1],"
             + "\"dynamo_namespaces\":[\"dynamo\"]}";
-    static final String HELLO_B = "{\"type\":\"hello\",\"role\":\"broker\",\"client_id\":\"broker-b.dynamo\","
+    public static final String HELLO_B = "{\"type\":\"hello\",\"role\":\"broker\",\"client_id\":\"broker-b.dynamo\","
             + "\"versions\":[1],\"dynamo_namespaces\":[\"other\"]}";
-    static final ListenerTimings FAST = new ListenerTimings(Duration.ofSeconds(4), Duration.ofSeconds(6),
+    public static final ListenerTimings FAST = new ListenerTimings(Duration.ofSeconds(4), Duration.ofSeconds(6),
             Duration.ofMillis(1200), Duration.ofSeconds(20), Duration.ofSeconds(30));
 
-    final Path dir;
+    public final Path dir;
     /** Server certificate, its CA, and a client certificate naming broker-c.dynamo. */
-    final TestCertificates certs;
+    public final TestCertificates certs;
     /** A second CA, also trusted, whose client certificate names broker-a.dynamo. */
-    final TestCertificates certsA;
+    public final TestCertificates certsA;
     /** A client certificate naming broker-a.dynamo and broker-b.dynamo at once. */
-    final TestCertificates certsTwo;
+    public final TestCertificates certsTwo;
     /** A wildcard certificate (*.dynamo). */
-    final TestCertificates certsWildcard;
-    final Path clientCa;
-    final EventBusListener listener;
-    final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    public final TestCertificates certsWildcard;
+    public final Path clientCa;
+    public final EventBusListener listener;
+    public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final String extraYaml;
 
-    BusFixture(Path dir, String extraYaml) {
+    public BusFixture(Path dir, String extraYaml) {
         this.dir = dir;
         this.extraYaml = extraYaml;
         certs = TestCertificates.generate(dir.resolve("main"), List.of("localhost", "127.0.0.1"),
@@ -70,7 +70,7 @@ final class BusFixture implements AutoCloseable {
     }
 
     /** A started, warmed-up fixture whose sessions {@code bus} follows (the transport and relay tests' setup). */
-    static BusFixture attached(Path dir, String extraYaml, EventBus bus) throws Exception {
+    public static BusFixture attached(Path dir, String extraYaml, EventBus bus) throws Exception {
         BusFixture fixture = new BusFixture(dir, extraYaml);
         fixture.warmUp();
         bus.attach(fixture.listener.sessions());
@@ -81,7 +81,7 @@ final class BusFixture implements AutoCloseable {
      * After a test: closes what it opened, newest first, forgets them, and waits until the listener holds no
      * session, so the next test starts from an empty listener.
      */
-    void closeAll(List<AutoCloseable> opened) throws Exception {
+    public void closeAll(List<AutoCloseable> opened) throws Exception {
         for (int i = opened.size() - 1; i >= 0; i--) {
             opened.get(i).close();
         }
@@ -89,26 +89,7 @@ final class BusFixture implements AutoCloseable {
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.sessions().sessionCount() == 0);
     }
 
-    /**
-     * Starts an agent of {@code role} that dials this listener with {@code token} as {@code clientId} declaring
-     * {@code namespaces}; it is stopped with what {@link #closeAll} closes. With {@code awaitWelcome}, returns once
-     * the listener welcomed its session.
-     */
-    BrokerAgent agent(String token, String clientId, List<String> namespaces,
-            java.util.function.Function<AgentSettings, AgentRole> role, boolean awaitWelcome,
-            List<AutoCloseable> opened) {
-        AgentSettings settings = new AgentSettings("127.0.0.1", listener.localAddress().getPort(), token, null, null,
-                certs.caCert(), clientId, namespaces, AgentSettings.CONNECT_BUDGET, Duration.ofSeconds(5));
-        BrokerAgent agent = new BrokerAgent(settings, role.apply(settings));
-        agent.start().join();
-        opened.add(() -> agent.stop().orTimeout(20, TimeUnit.SECONDS).join());
-        if (awaitWelcome) {
-            await().atMost(Duration.ofSeconds(10)).until(() -> agent.sessionId() != null);
-        }
-        return agent;
-    }
-
-    String yaml(String extra) {
+    public String yaml(String extra) {
         return "backends: [{name: vllm-1, url: \"http://127.0.0.1:8000\"}]\n"
                 + "dynamo:\n  enabled: true\n  event_bus:\n    enabled: true\n    listen: \"127.0.0.1:0\"\n"
                 + "    tls: {cert: \"" + certs.serverCert() + "\", key: \"" + certs.serverKey() + "\", client_ca: \""
@@ -123,18 +104,18 @@ final class BusFixture implements AutoCloseable {
                 + extra;
     }
 
-    static EventBusConfig config(String yaml) {
+    public static EventBusConfig config(String yaml) {
         EventBusSection section = new EventBusSection();
         LoadResult result = ConfigLoader.builder().dynamoSection(section).build().loadString(yaml);
         assertThat(result.errors()).isEmpty();
         return result.orThrow().dynamo().section(section);
     }
 
-    BusTestClient client() throws Exception {
+    public BusTestClient client() throws Exception {
         return BusTestClient.connect(listener.localAddress(), BusTestClient.Tls.of(certs.caCert()));
     }
 
-    BusTestClient client(TestCertificates clientCert) throws Exception {
+    public BusTestClient client(TestCertificates clientCert) throws Exception {
         return BusTestClient.connect(listener.localAddress(), BusTestClient.Tls.of(certs.caCert())
                 .withCertificate(clientCert.clientCert(), clientCert.clientKey()));
     }
@@ -144,7 +125,7 @@ final class BusFixture implements AutoCloseable {
      * not eat into the short deadlines of {@link #FAST} (on a busy 2-core machine the first handshake can take
      * longer than the deadline; the second attempt then succeeds).
      */
-    void warmUp() throws Exception {
+    public void warmUp() throws Exception {
         for (int attempt = 1; ; attempt++) {
             try (BusTestClient client = client()) {
                 BusTestClient.Exchange exchange = client.open(BusTestClient.session(null), true);

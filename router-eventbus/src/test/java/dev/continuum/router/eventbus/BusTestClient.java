@@ -45,36 +45,36 @@ import org.jspecify.annotations.Nullable;
  * A real HTTP/2-over-TLS client (Netty's) that sends exactly what a test asks for: any headers, any body
  * bytes, any line. One connection per instance; streams are opened on it as {@link Exchange}s.
  */
-final class BusTestClient implements AutoCloseable {
-    static final EventLoopGroup LOOPS = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+public final class BusTestClient implements AutoCloseable {
+    public static final EventLoopGroup LOOPS = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
 
     private final Channel channel;
-    final CompletableFuture<Void> handshake = new CompletableFuture<>();
+    public final CompletableFuture<Void> handshake = new CompletableFuture<>();
 
     private BusTestClient(Channel channel) {
         this.channel = channel;
     }
 
     /** TLS options of one client. */
-    record Tls(Path trustedCa, @Nullable Path cert, @Nullable Path key, String protocol, String alpn) {
-        static Tls of(Path trustedCa) {
+    public record Tls(Path trustedCa, @Nullable Path cert, @Nullable Path key, String protocol, String alpn) {
+        public static Tls of(Path trustedCa) {
             return new Tls(trustedCa, null, null, "TLSv1.3", ApplicationProtocolNames.HTTP_2);
         }
 
-        Tls withCertificate(Path certFile, Path keyFile) {
+        public Tls withCertificate(Path certFile, Path keyFile) {
             return new Tls(trustedCa, certFile, keyFile, protocol, alpn);
         }
 
-        Tls withProtocol(String p) {
+        public Tls withProtocol(String p) {
             return new Tls(trustedCa, cert, key, p, alpn);
         }
 
-        Tls withAlpn(String a) {
+        public Tls withAlpn(String a) {
             return new Tls(trustedCa, cert, key, protocol, a);
         }
     }
 
-    static BusTestClient connect(InetSocketAddress address, Tls tls) throws Exception {
+    public static BusTestClient connect(InetSocketAddress address, Tls tls) throws Exception {
         SslContextBuilder builder = SslContextBuilder.forClient().sslProvider(SslProvider.JDK)
                 .trustManager(tls.trustedCa().toFile()).protocols(tls.protocol())
                 .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
@@ -123,12 +123,12 @@ final class BusTestClient implements AutoCloseable {
         return client;
     }
 
-    Channel channel() {
+    public Channel channel() {
         return channel;
     }
 
     /** Opens a stream with {@code headers} (pseudo-headers included) and, optionally, an end of stream. */
-    Exchange open(Http2Headers headers, boolean endStream) throws Exception {
+    public Exchange open(Http2Headers headers, boolean endStream) throws Exception {
         handshake.get(5, TimeUnit.SECONDS);
         Exchange exchange = new Exchange();
         Http2StreamChannel stream = new Http2StreamChannelBootstrap(channel).handler(exchange).open().sync().getNow();
@@ -137,11 +137,11 @@ final class BusTestClient implements AutoCloseable {
         return exchange;
     }
 
-    static Http2Headers post(String path) {
+    public static Http2Headers post(String path) {
         return new DefaultHttp2Headers().method("POST").scheme("https").authority("localhost").path(path);
     }
 
-    static Http2Headers session(@Nullable String token) {
+    public static Http2Headers session(@Nullable String token) {
         Http2Headers headers = post("/bus/v1/session").set("continuum-bus-version", "1")
                 .set("content-type", "application/x-ndjson");
         if (token != null) {
@@ -156,12 +156,12 @@ final class BusTestClient implements AutoCloseable {
     }
 
     /** One stream: what the router answered, frame by frame. Releases every frame it receives. */
-    static final class Exchange extends ChannelInboundHandlerAdapter {
+    public static final class Exchange extends ChannelInboundHandlerAdapter {
         @Nullable Http2StreamChannel stream;
         final CompletableFuture<Http2Headers> headers = new CompletableFuture<>();
         final CompletableFuture<Http2Headers> trailers = new CompletableFuture<>();
         final CompletableFuture<Void> closed = new CompletableFuture<>();
-        final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        public final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
         private final ByteArrayOutputStream body = new ByteArrayOutputStream();
         private final List<Object> events = new ArrayList<>();
         volatile boolean reset;
@@ -205,7 +205,7 @@ final class BusTestClient implements AutoCloseable {
         }
 
         /** The body so far that is not a complete line (a refusal's JSON has no newline). */
-        String rest() {
+        public String rest() {
             synchronized (body) {
                 return body.toString(StandardCharsets.UTF_8);
             }
@@ -216,7 +216,7 @@ final class BusTestClient implements AutoCloseable {
             closed.complete(null);
         }
 
-        void send(String text, boolean endStream) {
+        public void send(String text, boolean endStream) {
             ByteBuf bytes = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
             Http2StreamChannel s = stream;
             if (s == null) {
@@ -226,16 +226,16 @@ final class BusTestClient implements AutoCloseable {
             s.writeAndFlush(new DefaultHttp2DataFrame(bytes, endStream));
         }
 
-        void sendLine(String json) {
+        public void sendLine(String json) {
             send(json + "\n", false);
         }
 
-        String status() throws Exception {
+        public String status() throws Exception {
             return headers.get(5, TimeUnit.SECONDS).status().toString();
         }
 
         /** The JSON error code of a refusal, once its body ended. */
-        String errorCode() throws Exception {
+        public String errorCode() throws Exception {
             closedOrEnded();
             var node = ControlJson.MAPPER.readTree(rest());
             return node.path("error").path("code").asText();
@@ -245,7 +245,7 @@ final class BusTestClient implements AutoCloseable {
             closed.get(5, TimeUnit.SECONDS);
         }
 
-        String nextLine() throws Exception {
+        public String nextLine() throws Exception {
             String line = lines.poll(5, TimeUnit.SECONDS);
             if (line == null) {
                 throw new AssertionError("no line within 5 s; events " + events);

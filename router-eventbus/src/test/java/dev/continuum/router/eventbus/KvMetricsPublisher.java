@@ -10,15 +10,15 @@ import org.zeromq.ZMQ;
  * A real ZMTP PUB socket (JeroMQ) on loopback sending upstream-format kv_metrics messages, packed with
  * msgpack-core (an encoder independent of the router's decoder). Use from one thread.
  */
-final class KvMetricsPublisher implements AutoCloseable {
-    static final String TOPIC = "kv_metrics";
+public final class KvMetricsPublisher implements AutoCloseable {
+    public static final String TOPIC = "kv_metrics";
 
     private final ZContext context;
     private final ZMQ.Socket socket;
-    final long publisherId;
-    final int port;
+    public final long publisherId;
+    public final int port;
 
-    KvMetricsPublisher(ZContext context, long publisherId) {
+    public KvMetricsPublisher(ZContext context, long publisherId) {
         this.context = context;
         this.publisherId = publisherId;
         socket = context.createSocket(SocketType.PUB);
@@ -29,12 +29,12 @@ final class KvMetricsPublisher implements AutoCloseable {
         port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
     }
 
-    String address() {
+    public String address() {
         return "tcp://127.0.0.1:" + port;
     }
 
     /** One message: topic, publisher ID, sequence, and the framed envelope around an ActiveLoad. */
-    void publish(long claimedPublisherId, long sequence, long workerId, long dpRank, long kvUsed) {
+    public void publish(long claimedPublisherId, long sequence, long workerId, long dpRank, long kvUsed) {
         byte[] load = DynamoEventWire.activeLoad(workerId, dpRank, null, kvUsed);
         byte[] frame = DynamoEventWire.frame(DynamoEventWire.envelope(claimedPublisherId, sequence, TOPIC, load));
         socket.send(TOPIC.getBytes(StandardCharsets.US_ASCII), ZMQ.SNDMORE);

@@ -324,7 +324,7 @@ public final class EventBusSection implements DynamoSection<EventBusConfig> {
         }
     }
 
-    static boolean collides(BindAddress.Tcp a, BindAddress.Tcp b) {
+    public static boolean collides(BindAddress.Tcp a, BindAddress.Tcp b) {
         if (a.port() == 0 || a.port() != b.port()) {
             return false;
         }
