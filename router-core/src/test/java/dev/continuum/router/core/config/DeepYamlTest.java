@@ -87,6 +87,25 @@ class DeepYamlTest {
     }
 
     @Test
+    void aliasExpansionIsBoundedInValuesAndInAliasCount() {
+        // Ten aliases per level: x_e stands for 100,000 scalars though the text is a few hundred bytes.
+        String laughs = TestConfigs.ONE_BACKEND + "x_a: &a [v, v, v, v, v, v, v, v, v, v]\n"
+                + "x_b: &b [*a" + ", *a".repeat(9) + "]\n"
+                + "x_c: &c [*b" + ", *b".repeat(9) + "]\n"
+                + "x_d: &d [*c" + ", *c".repeat(9) + "]\n"
+                + "x_e: &e [*d" + ", *d".repeat(9) + "]\n";
+        LoadResult result = TestConfigs.load(laughs);
+        assertThat(result.ok()).isFalse();
+        assertThat(result.errors()).singleElement().satisfies(p ->
+                assertThat(p.message()).contains("too large or too deep after expanding aliases"));
+        // More than 50 aliases of maps and lists is refused by SnakeYAML before anything expands.
+        StringBuilder many = new StringBuilder(TestConfigs.ONE_BACKEND).append("x_a: &a [v]\nx_b: [");
+        many.append("*a, ".repeat(60)).append("*a]\n");
+        assertThat(TestConfigs.load(many.toString()).errors()).singleElement().satisfies(p ->
+                assertThat(p.message()).startsWith("invalid YAML").contains("aliases"));
+    }
+
+    @Test
     void aReloadOfADeepFileIsRefusedAndTheRunningConfigStays() throws IOException {
         Path file = dir.resolve("config.yaml");
         Files.writeString(file, TestConfigs.ONE_BACKEND);
