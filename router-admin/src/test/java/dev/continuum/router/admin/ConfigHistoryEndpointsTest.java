@@ -163,6 +163,33 @@ class ConfigHistoryEndpointsTest {
     }
 
     @Test
+    void aDocumentNestedTenThousandLevelsIsA422OnValidateAndReloadAndTheRunningConfigStays() throws Exception {
+        String deep = "x_extra: " + "[".repeat(10_000) + "]".repeat(10_000) + "\n";
+        int before = store.history().currentNumber();
+        var running = store.current();
+
+        HttpResponse<String> validate = call("POST", "/admin/config/validate", doc(9000, deep), AUTH);
+        assertThat(validate.statusCode()).isEqualTo(422);
+        JsonNode error = JSON.readTree(validate.body()).at("/errors/0");
+        assertThat(error.get("path").asText()).isEqualTo("x_extra" + "[0]".repeat(127));
+        assertThat(error.get("message").asText()).startsWith("nested deeper than 128 levels at <config>:5:");
+
+        String onDisk = Files.readString(file);
+        try {
+            Files.writeString(file, doc(9000, deep));
+            HttpResponse<String> reload = call("POST", "/admin/config/reload", "", AUTH);
+            assertThat(reload.statusCode()).isEqualTo(422);
+            assertThat(JSON.readTree(reload.body()).get("result").asText()).isEqualTo("failure");
+            assertThat(reload.body()).contains("nested deeper than 128 levels at config.yaml:5:");
+        } finally {
+            Files.writeString(file, onDisk);
+        }
+        assertThat(store.current()).isSameAs(running);
+        assertThat(store.history().currentNumber()).isEqualTo(before);
+        assertThat(call("GET", "/admin/config", null, AUTH).statusCode()).isEqualTo(200);
+    }
+
+    @Test
     void rollbackAppliesAnOlderVersionThroughTheReloadPathAndIsAudited() throws Exception {
         try (LogCapture audit = LogCapture.of("continuum.audit")) {
             HttpResponse<String> r = call("POST", "/admin/config/rollback/1", "", AUTH);

@@ -25,6 +25,17 @@ class EventBrokerConfigTest {
     }
 
     @Test
+    void aFileNestedTenThousandLevelsDeepIsAnErrorWithItsPathAndLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("broker.yaml"), "discovery:\n  kubernetes: "
+                + "[".repeat(10_000) + "]".repeat(10_000) + "\n");
+        EventBrokerConfig.Result r = EventBrokerConfig.load(file, Map.of());
+        assertThat(r.config()).isNull();
+        assertThat(errors(r)).singleElement().satisfies(e -> assertThat(e)
+                .startsWith("discovery.kubernetes" + "[0]".repeat(126) + ": nested deeper than 128 levels at " + file
+                        + ":2:"));
+    }
+
+    @Test
     void aValidFileGivesTheAgentItsSettings() throws Exception {
         Path token = Files.writeString(dir.resolve("token"), "s3cret-token\n");
         EventBrokerConfig.Result r = load("bus:\n  url: \"https://router.example.com:7443\"\n  client_id: broker-a\n"

@@ -26,6 +26,18 @@ class KvListenerConfigTest {
     }
 
     @Test
+    void aFileNestedTenThousandLevelsDeepIsAnErrorWithItsPathAndLine() throws Exception {
+        KvListenerConfig.Result r = load("sources:\n  - " + "- ".repeat(10_000) + "x\n");
+        assertThat(r.config()).isNull();
+        assertThat(r.problems()).singleElement().satisfies(p -> {
+            assertThat(p.severity()).isEqualTo(Problem.Severity.ERROR);
+            assertThat(p.path()).isEqualTo("sources" + "[0]".repeat(127));
+            assertThat(p.message()).startsWith("nested deeper than 128 levels at " + dir.resolve("kv-listener.yaml")
+                    + ":6:");
+        });
+    }
+
+    @Test
     void bindsTheBusAndTheSourcesInOrder() throws Exception {
         KvListenerConfig.Result r = load("sources:\n  - {backend: vllm-2, url: \"http://vllm-2:8000/kv/events\"}\n"
                 + "  - {backend: vllm-1, url: \"http://vllm-1:8000/kv/events?x=1\"}\n");

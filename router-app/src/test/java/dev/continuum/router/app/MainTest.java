@@ -48,6 +48,16 @@ class MainTest {
     }
 
     @Test
+    void validateRefusesADocumentNestedTenThousandLevelsWithOneCleanError() throws Exception {
+        Path file = write("backends: [{name: a, url: \"http://127.0.0.1:9\"}]\nx_extra:\n  " + "- ".repeat(10_000)
+                + "x\n");
+        assertThat(run("config", "validate", file.toString())).isEqualTo(1);
+        assertThat(stderr()).contains("error: x_extra" + "[0]".repeat(127) + ": nested deeper than 128 levels at "
+                + file.getFileName() + ":3:", "invalid (1 error(s)").doesNotContain("Exception", "Error:", "\tat ");
+        assertThat(run("config", "show", "--config", file.toString())).isEqualTo(1);
+    }
+
+    @Test
     void validateExitsOneAndPrintsEveryError() throws Exception {
         Path file = write("""
                 server:

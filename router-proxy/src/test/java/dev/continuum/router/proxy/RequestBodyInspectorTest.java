@@ -7,6 +7,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RequestBodyInspectorTest {
@@ -106,6 +107,16 @@ class RequestBodyInspectorTest {
     @Test
     void refusesMalformedOrIncompleteBodies() {
         for (String bad : new String[] {"", "[]", "{\"model\":\"m\"", "{\"model\":\"m\"} x", "{\"model\":", "nope"}) {
+            assertThatThrownBy(() -> inspect(bad)).isInstanceOf(RequestBodyInspector.InvalidBody.class)
+                    .satisfies(e -> assertThat(((RequestBodyInspector.InvalidBody) e).json).isTrue());
+        }
+    }
+
+    @Test
+    void refusesDataAfterTheObjectAndBodiesNestedDeeperThanTheBound() {
+        // The parser reads without recursion, so a deep body costs no stack; its nesting bound refuses it.
+        String deep = "{\"model\":\"m\",\"x\":" + "[".repeat(10_000) + "]".repeat(10_000) + "}";
+        for (String bad : List.of("{\"model\":\"m\"}{\"model\":\"n\"}", "{\"model\":\"m\"} {}", "{\"model\":\"m\"}]", deep)) {
             assertThatThrownBy(() -> inspect(bad)).isInstanceOf(RequestBodyInspector.InvalidBody.class)
                     .satisfies(e -> assertThat(((RequestBodyInspector.InvalidBody) e).json).isTrue());
         }

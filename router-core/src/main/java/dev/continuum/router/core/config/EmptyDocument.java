@@ -1,8 +1,8 @@
 package dev.continuum.router.core.config;
 
+import dev.continuum.router.core.config.internal.YamlTrees;
 import java.util.Optional;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.Tag;
@@ -22,7 +22,8 @@ final class EmptyDocument {
         Optional<Node> document;
         try {
             // The loader's schema, so that "~" and "null" resolve to null here as they do there.
-            document = new Compose(LoadSettings.builder().setSchema(new CoreSchema()).build()).composeString(yaml);
+            // Through the loader's depth bound: a deep document is not empty, and must not overflow the stack here.
+            document = YamlTrees.compose(yaml, LoadSettings.builder().setSchema(new CoreSchema()).build(), "");
         } catch (YamlEngineException e) {
             return false; // not empty: the loader reports the syntax error with its position
         }

@@ -1,6 +1,7 @@
 package dev.continuum.router.eventbus.config;
 
 import com.fasterxml.jackson.annotation.JsonValue;
+import dev.continuum.router.core.config.MaskedInReadback;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -10,9 +11,10 @@ import java.util.Optional;
 
 /**
  * The SHA-256 digest of a bus token, written {@code sha256:<64 lowercase hex>}. Only the digest is ever
- * configured or kept: a leaked config file or heap dump does not hand out a usable token.
+ * configured or kept: a leaked config file or heap dump does not hand out a usable token. The config readback
+ * masks it like a secret all the same (a digest still lets a guessed or leaked token be confirmed offline).
  */
-public final class TokenHash {
+public final class TokenHash implements MaskedInReadback {
     public static final String PREFIX = "sha256:";
     private static final int DIGEST_BYTES = 32;
 
@@ -52,6 +54,11 @@ public final class TokenHash {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
+    }
+
+    @Override
+    public String revealedValue() {
+        return toString();
     }
 
     @JsonValue

@@ -3,10 +3,14 @@ package dev.continuum.router.eventbus.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.ConfigRenderer;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadClass;
+import dev.continuum.router.core.config.RouterConfig;
+import dev.continuum.router.core.config.Secret;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,6 +47,20 @@ class EventBusSectionTest {
         assertThat(entry.role()).isEqualTo(BusRole.BROKER);
         assertThat(entry.clientId()).isEqualTo("broker-a.dynamo");
         assertThat(entry.tokenHash()).isEqualTo(TokenHash.parse(HASH).orElseThrow());
+    }
+
+    @Test
+    void theReadbackMasksTokenHashesLikeSecrets() {
+        RouterConfig config = load(HEAD + ONE_BROKER).orThrow();
+        // config show and GET /admin/config (and the config history) render through the same masked tree.
+        String yaml = ConfigRenderer.get().yaml(config);
+        String json = ConfigRenderer.get().json(config);
+        Map<String, Object> tree = ConfigRenderer.get().tree(config);
+        for (String shown : List.of(yaml, json, tree.toString())) {
+            assertThat(shown).doesNotContain(HASH).doesNotContain(HASH.substring(TokenHash.PREFIX.length()))
+                    .contains("token_hash").contains(Secret.MASK);
+        }
+        assertThat(yaml).contains("token_hash: '" + Secret.MASK + "'");
     }
 
     @Test

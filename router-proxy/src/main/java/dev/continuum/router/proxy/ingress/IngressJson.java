@@ -1,7 +1,9 @@
 package dev.continuum.router.proxy.ingress;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -40,11 +42,20 @@ public final class IngressJson {
         return JsonNodeFactory.instance.objectNode();
     }
 
-    /** The client's body as a JSON object. */
+    /**
+     * The client's body as a JSON object: exactly one JSON value, so bytes after it (a second value, say) are
+     * refused rather than silently ignored.
+     */
     public static ObjectNode readRequest(ByteBuf body) throws IngressConverter.InvalidRequest {
         JsonNode n;
-        try {
-            n = readTree(body);
+        try (JsonParser p = parser(body)) {
+            n = JSON.readTree(p);
+            if (p.nextToken() != null) {
+                throw new IngressConverter.InvalidRequest("The request body has data after its JSON value.");
+            }
+        } catch (StreamConstraintsException e) {
+            throw new IngressConverter.InvalidRequest("The request body nests deeper than " + MAX_NESTING
+                    + " levels or holds an over-long value.");
         } catch (IOException e) {
             throw new IngressConverter.InvalidRequest("The request body is not valid JSON.");
         }
@@ -52,6 +63,16 @@ public final class IngressJson {
             throw new IngressConverter.InvalidRequest("The request body must be a JSON object.");
         }
         return o;
+    }
+
+    private static JsonParser parser(ByteBuf body) throws IOException {
+        int length = body.readableBytes();
+        if (body.hasArray()) {
+            return JSON.createParser(body.array(), body.arrayOffset() + body.readerIndex(), length);
+        }
+        byte[] bytes = new byte[length];
+        body.getBytes(body.readerIndex(), bytes);
+        return JSON.createParser(bytes);
     }
 
     /** An upstream's JSON (an answer or one event's data). */

@@ -25,32 +25,41 @@ public record ToolDefinitions(String functionType, String typeWhenAbsent, String
      * @return whether any tool was converted
      */
     public boolean convert(JsonNode tools, ObjectNode out) throws InvalidRequest {
-        if (!tools.isArray() || tools.isEmpty()) {
+        if (!RequestFields.given(tools)) {
+            return false;
+        }
+        if (!tools.isArray()) {
+            throw new InvalidRequest("tools: expected an array.");
+        }
+        if (tools.isEmpty()) {
             return false;
         }
         ArrayNode converted = out.putArray("tools");
         for (int i = 0; i < tools.size(); i++) {
-            JsonNode t = tools.get(i);
             String path = "tools." + i;
+            JsonNode t = RequestFields.object(tools.get(i), path);
             JsonNode typeNode = t.path("type");
-            String type = typeNode.isMissingNode() || typeNode.isNull() ? typeWhenAbsent : typeNode.asText();
+            String type = RequestFields.given(typeNode) ? RequestFields.text(typeNode, path + ".type") : typeWhenAbsent;
             if (!type.equals(functionType)) {
                 throw new InvalidRequest(path + ".type: '" + IngressJson.clip(type) + "' is not supported: "
                         + notSupportedWhy);
             }
             ObjectNode fn = converted.addObject().put("type", "function").putObject("function");
             fn.put("name", IngressJson.requiredText(t, "name", path));
-            if (t.path("description").isTextual()) {
-                fn.put("description", t.path("description").asText());
+            String description = RequestFields.optionalText(t, "description", path);
+            if (description != null) {
+                fn.put("description", description);
             }
             JsonNode schema = t.path(schemaField);
             if (schema.isObject()) {
                 fn.set("parameters", schema);
+            } else if (RequestFields.given(schema)) {
+                throw new InvalidRequest(path + "." + schemaField + ": expected an object.");
             } else if (schemaRequired) {
                 throw new InvalidRequest(path + "." + schemaField + ": Field required (an object).");
             }
-            if (t.path("strict").isBoolean()) {
-                fn.put("strict", t.path("strict").asBoolean());
+            if (RequestFields.given(t.path("strict"))) {
+                fn.put("strict", RequestFields.optionalBoolean(t, "strict", path, false));
             }
         }
         return true;

@@ -106,6 +106,41 @@ class ConvertedIngressesTest {
     }
 
     @Test
+    void wrongTypesAndTrailingBytesAre400sInEachWiresEnvelopeOnEveryJsonIngress() throws Exception {
+        String messages = "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":"
+                + "[{\"type\":\"text\",\"text\":5}]}]}";
+        HttpResponse<String> m = router.post("/v1/messages", messages);
+        assertThat(m.statusCode()).isEqualTo(400);
+        assertThat(json(m.body()).path("type").asText()).isEqualTo("error");
+        assertThat(json(m.body()).path("error").path("type").asText()).isEqualTo("invalid_request_error");
+        assertThat(json(m.body()).path("error").path("message").asText())
+                .startsWith("messages.0.content.0.text: expected a string.");
+        HttpResponse<String> r = router.post("/v1/responses", "{\"model\":\"m\",\"input\":\"hi\",\"reasoning\":5}");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(json(r.body()).path("error").path("message").asText()).isEqualTo("reasoning: expected an object.");
+        assertThat(json(r.body()).path("error").path("type").asText()).isEqualTo("invalid_request_error");
+
+        String chat = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        String anthropic = "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        String responses = "{\"model\":\"m\",\"input\":\"hi\"}";
+        for (String[] route : new String[][] {{"/v1/chat/completions", chat}, {"/v1/messages", anthropic},
+                {"/v1/responses", responses}, {"/v1/messages/count_tokens", anthropic}}) {
+            for (String tail : new String[] {route[1], " {}", " x"}) {
+                HttpResponse<String> t = router.post(route[0], route[1] + tail);
+                assertThat(t.statusCode()).as(route[0] + tail).isEqualTo(400);
+                JsonNode err = json(t.body());
+                if (route[0].startsWith("/v1/messages")) {
+                    assertThat(err.path("type").asText()).isEqualTo("error");
+                    assertThat(err.path("error").path("type").asText()).isEqualTo("invalid_request_error");
+                } else {
+                    assertThat(err.path("error").path("message").asText()).as(route[0]).isNotEmpty();
+                }
+            }
+        }
+        assertThat(shim.completionCount()).isZero();
+    }
+
+    @Test
     void countTokensIsAnsweredWithoutADispatch() throws Exception {
         HttpResponse<String> r = router.post("/v1/messages/count_tokens", "{\"model\":\"m\",\"system\":\"Be brief.\","
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"one two three four five\"}]}");

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ser.std.StdSerializer;
 import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
 import dev.continuum.router.core.config.BindAddress;
 import dev.continuum.router.core.config.ByteSize;
+import dev.continuum.router.core.config.MaskedInReadback;
 import dev.continuum.router.core.config.Secret;
 import java.io.IOException;
 import java.net.URI;
@@ -23,7 +24,8 @@ import java.util.List;
  * The Jackson mapper behind the config readback: record components become snake_case keys, null ones are left
  * out, and the config value types are written the way the loader reads them back (durations {@code 1m30s},
  * sizes {@code 10MiB}, paths and URIs as text, enums by their lower-case name unless they carry a
- * {@code @JsonValue}). A {@link Secret} is written as {@link Secret#MASK} unless the mapper reveals.
+ * {@code @JsonValue}). A {@link Secret} or a {@link MaskedInReadback} value is written as {@link Secret#MASK} unless
+ * the mapper reveals.
  * The shape of a section lives on its record (Jackson annotations); nothing here knows a section.
  */
 public final class ReadbackJson {
@@ -34,6 +36,7 @@ public final class ReadbackJson {
     public static ObjectMapper mapper(boolean reveal) {
         SimpleModule module = new SimpleModule("config-readback");
         module.addSerializer(Secret.class, new SecretSerializer(reveal));
+        module.addSerializer(MaskedInReadback.class, new MaskedSerializer(reveal));
         module.addSerializer(Duration.class, new DurationSerializer());
         for (Class<?> asText : List.of(ByteSize.class, BindAddress.class, Path.class, URI.class, Instant.class)) {
             module.addSerializer(asText, ToStringSerializer.instance);
@@ -56,6 +59,22 @@ public final class ReadbackJson {
         @Override
         public void serialize(Secret value, JsonGenerator gen, SerializerProvider provider) throws IOException {
             gen.writeString(reveal ? value.reveal() : Secret.MASK);
+        }
+    }
+
+    /** Wins over the value's own {@code @JsonValue}: a module's serializer is looked up first. */
+    private static final class MaskedSerializer extends StdSerializer<MaskedInReadback> {
+        private final boolean reveal;
+
+        MaskedSerializer(boolean reveal) {
+            super(MaskedInReadback.class);
+            this.reveal = reveal;
+        }
+
+        @Override
+        public void serialize(MaskedInReadback value, JsonGenerator gen, SerializerProvider provider)
+                throws IOException {
+            gen.writeString(reveal ? value.revealedValue() : Secret.MASK);
         }
     }
 

@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.common.ScalarStyle;
+import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
@@ -15,6 +15,9 @@ import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.parser.Parser;
+import org.snakeyaml.engine.v2.parser.ParserImpl;
+import org.snakeyaml.engine.v2.scanner.StreamReader;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
@@ -23,7 +26,11 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  * problem can point at its line. Merge keys ({@code <<}) are applied here; explicit keys win.
  */
 public final class YamlTrees {
-    private static final int MAX_DEPTH = 64;
+    /**
+     * How many maps and lists a document may nest inside one another (docs/configuration.md). Checked while
+     * parsing, before SnakeYAML's composer, which recurses once per level, and again after aliases are expanded.
+     */
+    public static final int MAX_DEPTH = 128;
 
     private YamlTrees() {
     }
@@ -45,7 +52,11 @@ public final class YamlTrees {
                 .build();
         Optional<Node> document;
         try {
-            document = new Compose(settings).composeString(text);
+            document = compose(text, settings, rootPath);
+        } catch (DepthBoundParser.TooDeep e) {
+            ctx.problems().error(e.path, "nested deeper than " + MAX_DEPTH + " levels" + at(sourceName, e.mark)
+                    + " (expected: at most " + MAX_DEPTH + " maps and lists inside one another)");
+            return null;
         } catch (MarkedYamlEngineException e) {
             String where = e.getProblemMark().map(m -> " at line " + (m.getLine() + 1) + ", column "
                     + (m.getColumn() + 1)).orElse("");
@@ -61,18 +72,37 @@ public final class YamlTrees {
         Builder builder = new Builder(ctx, sourceName);
         TreeNode root = builder.convert(document.get(), rootPath, 0);
         if (builder.tooLarge) {
-            ctx.problems().error(rootPath, "the document is too large or too deep after expanding aliases"
-                    + " (expected: at most " + TreeContext.MAX_NODES + " values, nested at most " + MAX_DEPTH
-                    + " levels)");
+            ctx.problems().error(builder.tooLargeAt, "the document is too large or too deep after expanding aliases"
+                    + " at " + builder.tooLargeLocation + " (expected: at most " + TreeContext.MAX_NODES
+                    + " values, nested at most " + MAX_DEPTH + " levels)");
             return null;
         }
         return root;
+    }
+
+    /**
+     * Composes one document, refusing one nested deeper than {@link #MAX_DEPTH} before the composer recurses into
+     * it: every caller that composes config YAML goes through here.
+     *
+     * @throws YamlEngineException a syntax error, or a document too deep
+     */
+    public static Optional<Node> compose(String text, LoadSettings settings, String rootPath) {
+        Parser parser = new DepthBoundParser(new ParserImpl(settings, new StreamReader(settings, text)), MAX_DEPTH,
+                rootPath);
+        return new Composer(settings, parser).getSingleNode();
+    }
+
+    private static String at(String sourceName, Optional<Mark> mark) {
+        return mark.map(m -> " at " + sourceName + ":" + (m.getLine() + 1) + ":" + (m.getColumn() + 1)).orElse("");
     }
 
     private static final class Builder {
         private final TreeContext ctx;
         private final String sourceName;
         private boolean tooLarge;
+        /** Where the bound was first crossed. */
+        private String tooLargeAt = "";
+        private String tooLargeLocation = "";
 
         Builder(TreeContext ctx, String sourceName) {
             this.ctx = ctx;
@@ -86,8 +116,12 @@ public final class YamlTrees {
 
         TreeNode convert(Node node, String path, int depth) {
             String location = location(node);
-            if (tooLarge || !ctx.countNode() || depth > MAX_DEPTH) {
-                tooLarge = true;
+            if (tooLarge || !ctx.countNode() || (depth >= MAX_DEPTH && !(node instanceof ScalarNode))) {
+                if (!tooLarge) {
+                    tooLarge = true;
+                    tooLargeAt = path;
+                    tooLargeLocation = location;
+                }
                 return TreeNode.nullNode(ctx, path, location);
             }
             if (node instanceof ScalarNode scalar) {

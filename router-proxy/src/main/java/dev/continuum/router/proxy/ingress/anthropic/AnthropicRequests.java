@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.proxy.ingress.IngressJson;
+import dev.continuum.router.proxy.ingress.RequestFields;
 import dev.continuum.router.proxy.ingress.ToolDefinitions;
 import dev.continuum.router.proxy.IngressConverter.InvalidRequest;
 import java.util.Map;
@@ -43,12 +44,13 @@ final class AnthropicRequests {
             throw new InvalidRequest("messages: Field required (a non-empty array).");
         }
         for (int i = 0; i < msgs.size(); i++) {
-            message(msgs.get(i), "messages." + i, messages);
+            message(RequestFields.object(msgs.get(i), "messages." + i), "messages." + i, messages);
         }
         JsonNode maxTokens = in.path("max_tokens");
         if (maxTokens.isIntegralNumber() && maxTokens.canConvertToLong() && maxTokens.asLong() > 0) {
             out.put("max_tokens", maxTokens.asLong());
-        } else if (!counting) {
+        } else if (!counting || RequestFields.given(maxTokens)) {
+            // count_tokens needs none, but one given must still be a valid one.
             throw new InvalidRequest("max_tokens: Field required (a positive integer).");
         }
         number(in, "temperature", out, "temperature");
@@ -59,8 +61,8 @@ final class AnthropicRequests {
         } else if (!topK.isMissingNode() && !topK.isNull()) {
             throw new InvalidRequest("top_k: expected an integer.");
         }
-        JsonNode stop = in.path("stop_sequences");
-        if (stop.isArray() && !stop.isEmpty()) {
+        ArrayNode stop = RequestFields.optionalArray(in, "stop_sequences", "");
+        if (stop != null && !stop.isEmpty()) {
             ArrayNode s = out.putArray("stop");
             for (int i = 0; i < stop.size(); i++) {
                 if (!stop.get(i).isTextual()) {
@@ -69,12 +71,13 @@ final class AnthropicRequests {
                 s.add(stop.get(i).asText());
             }
         }
-        JsonNode user = in.path("metadata").path("user_id");
-        if (user.isTextual()) {
-            out.put("user", user.asText());
+        ObjectNode metadata = RequestFields.optionalObject(in, "metadata", "");
+        String user = metadata == null ? null : RequestFields.optionalText(metadata, "user_id", "metadata");
+        if (user != null) {
+            out.put("user", user);
         }
         tools(in, out);
-        boolean stream = in.path("stream").asBoolean(false);
+        boolean stream = RequestFields.optionalBoolean(in, "stream", "", false);
         out.put("stream", stream);
         if (stream) {
             // Usage arrives in a last chunk only when asked for; message_delta carries it.
@@ -146,10 +149,11 @@ final class AnthropicRequests {
         StringBuilder text = new StringBuilder();
         ArrayNode calls = null;
         for (int i = 0; i < blocks.size(); i++) {
-            JsonNode b = blocks.get(i);
+            String p = path + ".content." + i;
+            JsonNode b = RequestFields.object(blocks.get(i), p);
             String type = b.path("type").asText();
             switch (type) {
-                case "text" -> text.append(IngressJson.text(b.path("text")));
+                case "text" -> text.append(RequestFields.text(b.path("text"), p + ".text"));
                 case "tool_use" -> {
                     if (calls == null) {
                         calls = IngressJson.object().putArray("tool_calls");
@@ -159,8 +163,8 @@ final class AnthropicRequests {
                     call.put("type", "function");
                     ObjectNode fn = call.putObject("function");
                     fn.put("name", IngressJson.requiredText(b, "name", path + ".content." + i));
-                    JsonNode input = b.path("input");
-                    fn.put("arguments", input.isMissingNode() || input.isNull() ? "{}" : input.toString());
+                    ObjectNode input = RequestFields.optionalObject(b, "input", p);
+                    fn.put("arguments", input == null ? "{}" : input.toString());
                 }
                 case "thinking", "redacted_thinking" -> {
                     // The chat wire has no place for them; the model re-reasons.
@@ -187,15 +191,15 @@ final class AnthropicRequests {
     private static void user(JsonNode blocks, String path, ArrayNode messages) throws InvalidRequest {
         ArrayNode parts = null;
         for (int i = 0; i < blocks.size(); i++) {
-            JsonNode b = blocks.get(i);
             String p = path + ".content." + i;
+            JsonNode b = RequestFields.object(blocks.get(i), p);
             String type = b.path("type").asText();
             switch (type) {
                 case "text" -> {
                     if (parts == null) {
                         parts = IngressJson.object().putArray("content");
                     }
-                    parts.addObject().put("type", "text").put("text", IngressJson.text(b.path("text")));
+                    parts.addObject().put("type", "text").put("text", RequestFields.text(b.path("text"), p + ".text"));
                 }
                 case "image" -> {
                     if (parts == null) {
@@ -207,7 +211,7 @@ final class AnthropicRequests {
                     ObjectNode tool = messages.addObject().put("role", "tool");
                     tool.put("tool_call_id", IngressJson.requiredText(b, "tool_use_id", p));
                     String result = toolResult(b.path("content"), p + ".content");
-                    tool.put("content", b.path("is_error").asBoolean(false) && !result.startsWith("Error")
+                    tool.put("content", RequestFields.optionalBoolean(b, "is_error", p, false) && !result.startsWith("Error")
                             ? "Error: " + result : result);
                 }
                 default -> throw new InvalidRequest(p + ".type: '" + IngressJson.clip(type)
@@ -220,7 +224,7 @@ final class AnthropicRequests {
     }
 
     private static String imageUrl(JsonNode block, String path) throws InvalidRequest {
-        JsonNode source = block.path("source");
+        JsonNode source = RequestFields.object(block.path("source"), path + ".source");
         String kind = source.path("type").asText();
         if (kind.equals("base64")) {
             return "data:" + IngressJson.requiredText(source, "media_type", path + ".source") + ";base64,"
@@ -245,36 +249,42 @@ final class AnthropicRequests {
         }
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < content.size(); i++) {
-            JsonNode b = content.get(i);
+            JsonNode b = RequestFields.object(content.get(i), path + "." + i);
             if (!"text".equals(b.path("type").asText())) {
                 throw new InvalidRequest(path + "." + i + ".type: only text blocks are supported in a tool result.");
             }
             if (sb.length() > 0) {
                 sb.append('\n');
             }
-            sb.append(IngressJson.text(b.path("text")));
+            sb.append(RequestFields.text(b.path("text"), path + "." + i + ".text"));
         }
         return sb.toString();
     }
 
+    /** The tools, and the tool choice (checked whether or not tools remain; sent only when they do). */
     private static void tools(JsonNode in, ObjectNode out) throws InvalidRequest {
-        TOOLS.convert(in.path("tools"), out);
-        JsonNode choice = in.path("tool_choice");
-        if (choice.isObject() && out.has("tools")) {
-            String type = choice.path("type").asText();
-            if (type.equals("tool")) {
-                out.putObject("tool_choice").put("type", "function").putObject("function")
-                        .put("name", IngressJson.requiredText(choice, "name", "tool_choice"));
-            } else {
-                String c = TOOL_CHOICE.get(type);
-                if (c == null) {
-                    throw new InvalidRequest("tool_choice.type: expected 'auto', 'any', 'tool' or 'none'.");
-                }
-                out.put("tool_choice", c);
-            }
-            if (choice.path("disable_parallel_tool_use").asBoolean(false)) {
-                out.put("parallel_tool_calls", false);
-            }
+        boolean converted = TOOLS.convert(in.path("tools"), out);
+        ObjectNode choice = RequestFields.optionalObject(in, "tool_choice", "");
+        if (choice == null) {
+            return;
+        }
+        String type = choice.path("type").asText();
+        String name = type.equals("tool") ? IngressJson.requiredText(choice, "name", "tool_choice") : null;
+        String c = TOOL_CHOICE.get(type);
+        if (name == null && c == null) {
+            throw new InvalidRequest("tool_choice.type: expected 'auto', 'any', 'tool' or 'none'.");
+        }
+        boolean parallel = !RequestFields.optionalBoolean(choice, "disable_parallel_tool_use", "tool_choice", false);
+        if (!converted) {
+            return;
+        }
+        if (name != null) {
+            out.putObject("tool_choice").put("type", "function").putObject("function").put("name", name);
+        } else if (c != null) {
+            out.put("tool_choice", c);
+        }
+        if (!parallel) {
+            out.put("parallel_tool_calls", false);
         }
     }
 }

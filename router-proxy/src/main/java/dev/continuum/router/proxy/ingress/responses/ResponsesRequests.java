@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.continuum.router.proxy.ingress.IngressJson;
+import dev.continuum.router.proxy.ingress.RequestFields;
 import dev.continuum.router.proxy.ingress.ToolDefinitions;
 import dev.continuum.router.proxy.IngressConverter.InvalidRequest;
 import java.util.Set;
@@ -38,20 +39,20 @@ final class ResponsesRequests {
                         + " conversation as input items).");
             }
         }
-        if (in.path("background").asBoolean(false)) {
+        if (RequestFields.optionalBoolean(in, "background", "", false)) {
             throw new InvalidRequest("background: not supported (this router stores no responses).");
         }
         ArrayNode messages = out.putArray("messages");
-        JsonNode instructions = in.path("instructions");
-        if (instructions.isTextual() && !instructions.asText().isEmpty()) {
-            messages.addObject().put("role", "system").put("content", instructions.asText());
+        String instructions = RequestFields.optionalText(in, "instructions", "");
+        if (instructions != null && !instructions.isEmpty()) {
+            messages.addObject().put("role", "system").put("content", instructions);
         }
         JsonNode input = in.path("input");
         if (input.isTextual()) {
             messages.addObject().put("role", "user").put("content", input.asText());
         } else if (input.isArray()) {
             for (int i = 0; i < input.size(); i++) {
-                item(input.get(i), "input." + i, messages);
+                item(RequestFields.object(input.get(i), "input." + i), "input." + i, messages);
             }
         } else {
             throw new InvalidRequest("input: Field required (a string or an array of input items).");
@@ -70,18 +71,24 @@ final class ResponsesRequests {
                 throw new InvalidRequest(f + ": expected a number.");
             }
         }
-        if (in.path("parallel_tool_calls").isBoolean()) {
-            out.put("parallel_tool_calls", in.path("parallel_tool_calls").asBoolean());
+        if (RequestFields.given(in.path("parallel_tool_calls"))) {
+            out.put("parallel_tool_calls", RequestFields.optionalBoolean(in, "parallel_tool_calls", "", true));
         }
-        if (in.path("user").isTextual()) {
-            out.put("user", in.path("user").asText());
+        String user = RequestFields.optionalText(in, "user", "");
+        if (user != null) {
+            out.put("user", user);
         }
-        if (in.path("reasoning").path("effort").isTextual()) {
-            out.put("reasoning_effort", in.path("reasoning").path("effort").asText());
+        ObjectNode reasoning = RequestFields.optionalObject(in, "reasoning", "");
+        String effort = reasoning == null ? null : RequestFields.optionalText(reasoning, "effort", "reasoning");
+        if (effort != null) {
+            out.put("reasoning_effort", effort);
         }
-        format(in.path("text").path("format"), out);
+        ObjectNode text = RequestFields.optionalObject(in, "text", "");
+        if (text != null) {
+            format(text, out);
+        }
         tools(in, out);
-        boolean stream = in.path("stream").asBoolean(false);
+        boolean stream = RequestFields.optionalBoolean(in, "stream", "", false);
         out.put("stream", stream);
         if (stream) {
             out.putObject("stream_options").put("include_usage", true);
@@ -97,8 +104,10 @@ final class ResponsesRequests {
                 ObjectNode call = IngressJson.object();
                 call.put("id", IngressJson.requiredText(item, "call_id", path));
                 call.put("type", "function");
+                // The arguments are JSON text on this wire; an object in their place is a client's mistake.
+                String arguments = RequestFields.optionalText(item, "arguments", path);
                 call.putObject("function").put("name", IngressJson.requiredText(item, "name", path))
-                        .put("arguments", item.path("arguments").isTextual() ? item.path("arguments").asText() : "{}");
+                        .put("arguments", arguments == null ? "{}" : arguments);
                 // Consecutive calls are one assistant turn with several tool calls.
                 JsonNode last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
                 if (last instanceof ObjectNode l && "assistant".equals(l.path("role").asText())
@@ -144,19 +153,20 @@ final class ResponsesRequests {
         }
         ArrayNode parts = IngressJson.object().putArray("content");
         for (int i = 0; i < content.size(); i++) {
-            JsonNode part = content.get(i);
             String p = path + ".content." + i;
+            JsonNode part = RequestFields.object(content.get(i), p);
             switch (part.path("type").asText()) {
                 case "input_text", "output_text", "text" ->
-                        parts.addObject().put("type", "text").put("text", IngressJson.text(part.path("text")));
+                        parts.addObject().put("type", "text").put("text", RequestFields.text(part.path("text"), p + ".text"));
                 case "input_image" -> {
                     if (!part.path("image_url").isTextual()) {
                         throw new InvalidRequest(p + ".image_url: Field required (file_id images are not supported).");
                     }
                     ObjectNode url = parts.addObject().put("type", "image_url").putObject("image_url")
                             .put("url", part.path("image_url").asText());
-                    if (part.path("detail").isTextual()) {
-                        url.put("detail", part.path("detail").asText());
+                    String detail = RequestFields.optionalText(part, "detail", p);
+                    if (detail != null) {
+                        url.put("detail", detail);
                     }
                 }
                 default -> throw new InvalidRequest(p + ".type: '" + IngressJson.clip(part.path("type").asText())
@@ -173,19 +183,21 @@ final class ResponsesRequests {
         }
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < parts.size(); i++) {
-            JsonNode part = parts.get(i);
+            JsonNode part = RequestFields.object(parts.get(i), path + "." + i);
             String type = part.path("type").asText();
             if (!type.equals("input_text") && !type.equals("output_text") && !type.equals("text")
                     && !type.equals("refusal")) {
                 throw new InvalidRequest(path + "." + i + ".type: '" + IngressJson.clip(type) + "' is not supported here.");
             }
-            sb.append(IngressJson.text(part.path(type.equals("refusal") ? "refusal" : "text")));
+            String field = type.equals("refusal") ? "refusal" : "text";
+            sb.append(RequestFields.text(part.path(field), path + "." + i + "." + field));
         }
         return sb.toString();
     }
 
-    private static void format(JsonNode format, ObjectNode out) throws InvalidRequest {
-        if (format.isMissingNode() || format.isNull()) {
+    private static void format(ObjectNode text, ObjectNode out) throws InvalidRequest {
+        ObjectNode format = RequestFields.optionalObject(text, "format", "text");
+        if (format == null) {
             return;
         }
         switch (format.path("type").asText()) {
@@ -199,28 +211,34 @@ final class ResponsesRequests {
                     throw new InvalidRequest("text.format.schema: Field required (an object).");
                 }
                 js.set("schema", format.path("schema"));
-                if (format.path("strict").isBoolean()) {
-                    js.put("strict", format.path("strict").asBoolean());
+                if (RequestFields.given(format.path("strict"))) {
+                    js.put("strict", RequestFields.optionalBoolean(format, "strict", "text.format", false));
                 }
-                if (format.path("description").isTextual()) {
-                    js.put("description", format.path("description").asText());
+                String description = RequestFields.optionalText(format, "description", "text.format");
+                if (description != null) {
+                    js.put("description", description);
                 }
             }
             default -> throw new InvalidRequest("text.format.type: expected 'text', 'json_object' or 'json_schema'.");
         }
     }
 
+    /** The tools, and the tool choice (checked whether or not tools remain; sent only when they do). */
     private static void tools(JsonNode in, ObjectNode out) throws InvalidRequest {
         boolean converted = TOOLS.convert(in.path("tools"), out);
         JsonNode choice = in.path("tool_choice");
-        if (!converted || choice.isMissingNode() || choice.isNull()) {
+        if (!RequestFields.given(choice)) {
             return;
         }
         if (choice.isTextual() && TOOL_CHOICES.contains(choice.asText())) {
-            out.put("tool_choice", choice.asText());
+            if (converted) {
+                out.put("tool_choice", choice.asText());
+            }
         } else if (choice.isObject() && "function".equals(choice.path("type").asText())) {
-            out.putObject("tool_choice").put("type", "function").putObject("function")
-                    .put("name", IngressJson.requiredText(choice, "name", "tool_choice"));
+            String name = IngressJson.requiredText(choice, "name", "tool_choice");
+            if (converted) {
+                out.putObject("tool_choice").put("type", "function").putObject("function").put("name", name);
+            }
         } else {
             throw new InvalidRequest("tool_choice: expected 'auto', 'none', 'required' or a function.");
         }
