@@ -58,9 +58,11 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
 
     private void reject(ChannelHandlerContext ctx, Object msg, Rejection reason) {
         rejected = true;
-        HttpMethod method = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req.method() : null;
+        HttpRequest decoded = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req : null;
+        HttpMethod method = decoded == null ? null : decoded.method();
+        String uri = decoded == null ? null : decoded.uri();
         ReferenceCountUtil.release(msg);
-        ctx.fireChannelRead(new RejectedRequest(reason, method));
+        ctx.fireChannelRead(new RejectedRequest(reason, method, uri));
     }
 
     static Rejection rejectionFor(Throwable cause) {

@@ -633,9 +633,9 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         a.cancelTimeout();
         a.dropUpstream();
         service.metrics.streamAborted(reason);
-        log.warn("backend {}: the answer to {} (x-request-id {}) failed after its head ({}): {}", a.backend.name(),
-                route.path(), LogSafe.escape(String.valueOf(client.request().headers().get(X_REQUEST_ID))),
-                reason.label(), detail);
+        String requestId = client.request().headers().get(X_REQUEST_ID);
+        log.warn("backend {}: stream fault {} on {} (x-request-id {}): {}", a.backend.name(), reason.label(),
+                route.path(), requestId == null ? "none" : LogSafe.escape(requestId), detail);
         ResponseRelay r = relay;
         if (r != null && r.fail(reason, "The upstream backend's answer failed: " + detail + ".")) {
             r.close();

@@ -73,7 +73,7 @@ final class ResponseRelay {
     private @Nullable HttpResponse pendingHead;
     /** Why {@link #relay} answered {@link #ABORT}. */
     private StreamAbort abortReason = StreamAbort.UPSTREAM_CLOSED;
-    private String abortDetail = "the upstream's answer ended before its end";
+    private String abortDetail = "the upstream closed the connection mid-answer";
 
     ResponseRelay(DefaultProxyService service, ClientExchange client, @Nullable IngressConverter converter) {
         this.service = service;
@@ -148,7 +148,7 @@ final class ResponseRelay {
         if (c.decoderResult().isFailure()) {
             // A chunked body cut short decodes as a failed last chunk: never relay it as a clean end.
             c.release();
-            return abort(StreamAbort.UPSTREAM_CLOSED, "the upstream's answer ended before its end");
+            return abort(StreamAbort.UPSTREAM_CLOSED, "the upstream closed the connection mid-answer");
         }
         HeldAnswer h = held;
         if (h != null) {
