@@ -60,7 +60,9 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
         rejected = true;
         HttpRequest decoded = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req : null;
         HttpMethod method = decoded == null ? null : decoded.method();
-        String uri = decoded == null ? null : decoded.uri();
+        // A head refused for its size was decoded up to its request line: its target still names the route's wire.
+        String uri = decoded != null ? decoded.uri()
+                : reason == Rejection.HEADERS_TOO_LARGE && msg instanceof HttpRequest req ? req.uri() : null;
         ReferenceCountUtil.release(msg);
         ctx.fireChannelRead(new RejectedRequest(reason, method, uri));
     }

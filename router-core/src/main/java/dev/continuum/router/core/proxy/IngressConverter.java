@@ -18,7 +18,7 @@ import io.netty.buffer.ByteBufAllocator;
  *
  * <p>Bounds: the proxy holds at most {@link #MAX_BUFFERED_RESPONSE_BYTES} of a buffered answer (a longer one
  * is answered 502 in the ingress's error shape) and at most {@link #MAX_EVENT_BYTES} of one SSE event (a
- * longer one cuts the stream); a converter's own per-stream state must be bounded too.
+ * longer one fails the stream, {@link StreamConverter#fail}); a converter's own per-stream state must be bounded too.
  */
 public interface IngressConverter {
     /** The most of one upstream answer held to convert it whole. */
@@ -64,8 +64,8 @@ public interface IngressConverter {
          * Appends the bytes to send the client for one upstream event (complete SSE framing), or none, to
          * {@code out}.
          *
-         * @throws InvalidResponse when the event cannot be converted: the stream is cut (and {@code out}, with
-         *                         whatever was appended, discarded)
+         * @throws InvalidResponse when the event cannot be converted: what this call appended to {@code out} is
+         *                         discarded and the stream fails ({@link #fail} with the exception's reason)
          */
         void event(ByteBuf data, ByteBuf out) throws InvalidResponse;
 

@@ -68,6 +68,12 @@ class AnthropicErrorEnvelopeTest {
             anthropic(router.post(path, big, "authorization", "Bearer sk-team"), 413, "request_too_large");
             anthropic(router.get(path, "authorization", "Bearer sk-team"), 405, "invalid_request_error");
         }
+        String tooLarge = RawHttp.exchange(router.port, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-pad: "
+                + "a".repeat(20_000) + "\r\nContent-Length: 0\r\n\r\n", 5000);
+        assertThat(tooLarge).startsWith("HTTP/1.1 431 ");
+        JsonNode headerError = JSON.readTree(tooLarge.substring(tooLarge.indexOf("\r\n\r\n") + 4));
+        assertThat(headerError.path("type").asText()).isEqualTo("error");
+        assertThat(headerError.path("error").path("type").asText()).isEqualTo("invalid_request_error");
         HttpResponse<String> chat = router.post("/v1/chat/completions", big, "authorization", "Bearer sk-team");
         assertThat(chat.statusCode()).isEqualTo(413);
         assertThat(JSON.readTree(chat.body()).path("error").path("code").asText()).isEqualTo("request_too_large");
