@@ -136,6 +136,8 @@ class StreamEndingsTest {
         s.put("no-done", List.of(write(start + chunk(sse(TAIL)) + end())));
         s.put("unterminated-tail", List.of(write(start + chunk("data: " + TAIL) + end())));
         s.put("event-stream-to-buffered", List.of(write(start + chunk(sse(TAIL)) + done)));
+        s.put("buffered-drop", List.of(write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                + "content-length: 500\r\n\r\n{\"id\":\"chatcmpl-1\",\"choices\":["), drop()));
         return s;
     }
 
@@ -362,6 +364,18 @@ class StreamEndingsTest {
                     .contains("stream fault upstream_closed on /v1/messages").contains("req-")
                     .doesNotContain("\u009b"));
         }
+    }
+
+    @Test
+    void aBufferedAnswerCutBeforeItsEndIsA502InTheWiresShapeNeverAnEmptyReply() throws Exception {
+        String message = PREFIX + "the upstream closed the connection mid-answer.";
+        Ending m = call(Wire.MESSAGES, "buffered-drop", false);
+        assertThat(m.status()).isEqualTo(502);
+        assertThat(JSON.readTree(m.body())).isEqualTo(JSON.readTree("{\"type\":\"error\",\"error\":{\"type\":"
+                + "\"api_error\",\"message\":" + JSON.valueToTree(message + " Error code: bad_gateway") + "}}"));
+        Ending r = call(Wire.RESPONSES, "buffered-drop", false);
+        assertThat(r.status()).isEqualTo(502);
+        assertThat(JSON.readTree(r.body()).path("error").path("message").asText()).isEqualTo(message);
     }
 
     // ---------------------------------------------------------------- the official SDKs
