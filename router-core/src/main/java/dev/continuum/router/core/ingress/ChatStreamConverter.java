@@ -66,6 +66,12 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     public final void fail(StreamAbort reason, String message, ByteBuf out) {
         if (!done) {
             done = true;
+            if (!started) {
+                // The opening events first: a client may track the answer from them (the openai SDK's stream
+                // helper refuses any lifecycle event before response.created).
+                started = true;
+                start(null, out);
+            }
             failed(reason, message, out);
         }
     }
@@ -104,10 +110,7 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     /** Writes the wire's error event for an error the upstream sent inside the stream; the stream ends. */
     protected abstract void error(UpstreamError error, ByteBuf out);
 
-    /**
-     * Writes the wire's error ending for a stream the upstream failed (maybe before {@link #start}: nothing was
-     * converted yet); called once, instead of {@link #finish}.
-     */
+    /** Writes the wire's error ending for a stream the upstream failed; called once, after {@link #start}. */
     protected abstract void failed(StreamAbort reason, String message, ByteBuf out);
 
     /** Writes the events that end the client's stream; called once, after {@link #start}. */
