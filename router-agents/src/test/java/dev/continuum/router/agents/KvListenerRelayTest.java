@@ -1,5 +1,6 @@
 package dev.continuum.router.agents;
 
+import dev.continuum.router.eventbus.SseUpstream;
 import dev.continuum.router.eventbus.BusFixture;
 import dev.continuum.router.eventbus.BusMetrics;
 import dev.continuum.router.eventbus.BusStreamException;
@@ -16,7 +17,12 @@ import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import dev.continuum.router.eventbus.config.TokenHash;
 import dev.continuum.router.testing.SseBackend;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -190,6 +196,31 @@ class KvListenerRelayTest {
         assertThat(refused.state()).isIn("backoff", "connecting");
         assertThat(refused.lastError()).isEqualTo("connect: refused");
         assertThat(refused.blocks()).isEqualTo(1);
+    }
+
+    @Test
+    void aDirectSourceNamesAResponseHeaderPastTheBoundAsSuch() throws Exception {
+        // A raw backend: every connection gets a 200 event-stream head whose header outgrows the codec's bound.
+        ServerSocket raw = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        closeAfter.add(raw);
+        Thread serve = new Thread(() -> {
+            while (!raw.isClosed()) {
+                try (Socket s = raw.accept()) {
+                    s.getOutputStream().write(("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-pad: "
+                            + "a".repeat(SseUpstream.MAX_HEADER_BYTES + 1024) + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                    s.getInputStream().read(); // until the router closes
+                } catch (IOException e) {
+                    // the router closed, or the test ended
+                }
+            }
+        }, "oversized-header-backend");
+        serve.setDaemon(true);
+        serve.start();
+        KvCacheIndexSupervisor supervisor = index(new KvCacheIndexConfig.Source("vllm-1",
+                KvCacheIndexConfig.Transport.DIRECT, URI.create("http://127.0.0.1:" + raw.getLocalPort() + "/events")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> only(supervisor).view().failures().get("http") >= 1);
+        assertThat(only(supervisor).view().lastError()).isEqualTo("http: response header too large");
     }
 
     @Test

@@ -13,6 +13,8 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.net.URI;
 import org.jspecify.annotations.Nullable;
@@ -44,13 +46,31 @@ public final class SseUpstream extends ChannelInboundHandlerAdapter {
      * Fired down the pipeline when the answer is not an SSE stream, before the socket closes (the router's source
      * shows it as its last error).
      *
-     * @param status the HTTP status
-     * @param sse    whether the Content-Type was {@code text/event-stream}
+     * @param status    the HTTP status (0 when the head could not be read)
+     * @param sse       whether the Content-Type was {@code text/event-stream}
+     * @param malformed why the response head could not be read ({@link #malformed}), or null when it was
      */
-    public record Refused(int status, boolean sse) {
+    public record Refused(int status, boolean sse, @Nullable String malformed) {
         public String reason() {
+            if (malformed != null) {
+                return "http: " + malformed;
+            }
             return sse ? "http: answered " + status : "http: answered " + status + ", not text/event-stream";
         }
+    }
+
+    /**
+     * Why a response head failed to decode, in words from a closed set: a head past the codec's bound is named as
+     * such (the decoder hands on what it read of it, a status line and some headers, which is not the answer).
+     */
+    public static String malformed(@Nullable Throwable cause) {
+        if (cause instanceof TooLongHttpHeaderException) {
+            return "response header too large";
+        }
+        if (cause instanceof TooLongHttpLineException) {
+            return "status line too long";
+        }
+        return "malformed response head";
     }
 
     public SseUpstream(URI url, int port, @Nullable Long lastEventId) {
@@ -79,6 +99,13 @@ public final class SseUpstream extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         try {
+            if (msg instanceof HttpResponse response && response.decoderResult().isFailure()) {
+                String why = malformed(response.decoderResult().cause());
+                LOG.warn("backend KV-event stream {}: {}; not relayed", LogSafe.escape(url.toString()), why);
+                ctx.fireUserEventTriggered(new Refused(0, false, why));
+                ctx.close();
+                return;
+            }
             if (msg instanceof HttpResponse response) {
                 String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
                 boolean sse = type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
@@ -86,7 +113,7 @@ public final class SseUpstream extends ChannelInboundHandlerAdapter {
                 if (!accepted) {
                     LOG.warn("backend KV-event stream {} answered {} {}; not relayed", LogSafe.escape(url.toString()),
                             response.status().code(), LogSafe.escape(type));
-                    ctx.fireUserEventTriggered(new Refused(response.status().code(), sse));
+                    ctx.fireUserEventTriggered(new Refused(response.status().code(), sse, null));
                     ctx.close();
                     return;
                 }

@@ -1,5 +1,6 @@
 package dev.continuum.router.proxy;
 
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
@@ -17,7 +18,7 @@ import io.netty.buffer.ByteBufAllocator;
  *
  * <p>Bounds: the proxy holds at most {@link #MAX_BUFFERED_RESPONSE_BYTES} of a buffered answer (a longer one
  * is answered 502 in the ingress's error shape) and at most {@link #MAX_EVENT_BYTES} of one SSE event (a
- * longer one cuts the stream); a converter's own per-stream state must be bounded too.
+ * longer one fails the stream, {@link StreamConverter#fail}); a converter's own per-stream state must be bounded too.
  */
 public interface IngressConverter {
     /** The most of one upstream answer held to convert it whole. */
@@ -63,13 +64,20 @@ public interface IngressConverter {
          * Appends the bytes to send the client for one upstream event (complete SSE framing), or none, to
          * {@code out}.
          *
-         * @throws InvalidResponse when the event cannot be converted: the stream is cut (and {@code out}, with
-         *                         whatever was appended, discarded)
+         * @throws InvalidResponse when the event cannot be converted: what this call appended to {@code out} is
+         *                         discarded and the stream fails ({@link #fail} with the exception's reason)
          */
         void event(ByteBuf data, ByteBuf out) throws InvalidResponse;
 
         /** Appends the bytes to send after the upstream's last event (maybe none) to {@code out}. */
         void end(ByteBuf out);
+
+        /**
+         * Appends the wire's error ending to {@code out}: the upstream failed ({@code reason}) after the response
+         * head went to the client, and the proxy ends the client's body after these bytes. {@code message} is the
+         * router's own words for the client (never upstream text). Nothing when the client's stream already ended.
+         */
+        void fail(StreamAbort reason, String message, ByteBuf out);
     }
 
     /** The client's body is not a request of this wire. */
@@ -92,9 +100,29 @@ public interface IngressConverter {
     /** The upstream's answer cannot be expressed in this wire. */
     final class InvalidResponse extends Exception {
         private static final long serialVersionUID = 1L;
+        private final StreamAbort reason;
+        private final String detail;
 
+        /** An answer or event that is not what the wire reads ({@link StreamAbort#INVALID_EVENT}). */
         public InvalidResponse(String message) {
+            this(message, StreamAbort.INVALID_EVENT);
+        }
+
+        public InvalidResponse(String message, StreamAbort reason) {
             super(message, null, false, false);
+            this.detail = message;
+            this.reason = reason;
+        }
+
+        /** Why a stream ends on it: the {@code reason} label and the log line's cause. */
+        public StreamAbort reason() {
+            return reason;
+        }
+
+        /** Never null: every one is built with its detail (the router's words, safe to show a client). */
+        @Override
+        public String getMessage() {
+            return detail;
         }
     }
 }

@@ -4,7 +4,7 @@ import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.proxy.metrics.FallbackReason;
 import dev.continuum.router.proxy.metrics.RateLimitTier;
 import dev.continuum.router.proxy.metrics.RetryReason;
-import dev.continuum.router.proxy.metrics.StreamSide;
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -50,6 +50,7 @@ import org.slf4j.LoggerFactory;
 final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.Sends, RequestTimeouts.Expiry {
     private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
     private static final AsciiString X_TENANT_ID = AsciiString.cached("x-tenant-id");
+    private static final AsciiString X_REQUEST_ID = AsciiString.cached("x-request-id");
 
     private final DefaultProxyService service;
     private final ProxyState state;
@@ -347,8 +348,19 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             ReferenceCountUtil.release(head); // the attempt was abandoned: the rest of this answer is unread
             return;
         }
+        boolean eventStream = ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        if (converter != null && !out.stream() && code < 300 && eventStream) {
+            // The client asked for one answer: it never gets a stream it did not ask for, in any wire.
+            ReferenceCountUtil.release(head);
+            if (log.isDebugEnabled()) {
+                log.debug("backend {}: answered a buffered request with an event stream", a.backend.name());
+            }
+            answer(OpenAiErrors.badGateway("The upstream backend answered a request for one answer with an event"
+                    + " stream."));
+            return;
+        }
         committed = true;
-        boolean streaming = out.stream() || ResponseRelay.isEventStream(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        boolean streaming = out.stream() || eventStream;
         timeouts.afterHead(a, streaming);
         ResponseRelay r = new ResponseRelay(service, client, converter);
         r.fallbackModel(out.fallbackModel());
@@ -383,7 +395,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         if (outcome == ResponseRelay.DONE) {
             finishRelayed(r);
         } else if (outcome == ResponseRelay.ABORT) {
-            upstreamAbort();
+            upstreamAbort(r.abortReason(), r.abortDetail());
         }
     }
 
@@ -427,7 +439,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             return;
         }
         if (committed) {
-            upstreamAbort();
+            upstreamAbort(StreamAbort.UPSTREAM_CLOSED, "the upstream closed the connection mid-answer");
             return;
         }
         PlanGuard g = guard;
@@ -459,21 +471,18 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     public void onUpstreamIdle() {
         // Before the head, the request timeout governs (a long generation may be silent). After it,
         // an upstream silent for the whole idle timeout mid-response is hung: cut the response.
-        cutHung("no data for the idle timeout mid-response");
+        cutHung(StreamAbort.IDLE_TIMEOUT, "no data for the idle timeout mid-answer");
     }
 
     @Override
     public void onChunkSilence() {
-        cutHung("no chunk within streaming.chunk_interval");
+        cutHung(StreamAbort.CHUNK_INTERVAL, "no chunk within the streaming chunk interval");
     }
 
-    /** A committed answer's upstream went silent for too long: the response is cut. */
-    private void cutHung(String why) {
+    /** A committed answer's upstream went silent for too long: the response is ended (or cut). */
+    private void cutHung(StreamAbort reason, String why) {
         if (committed && !finished) {
-            if (log.isDebugEnabled()) {
-                log.debug("backend {}: {}, aborting", attemptOrThrow().backend.name(), why);
-            }
-            upstreamAbort();
+            upstreamAbort(reason, why);
         }
     }
 
@@ -490,7 +499,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         }
         a.timeoutFired();
         if (committed) {
-            upstreamAbort();
+            upstreamAbort(StreamAbort.REQUEST_TIMEOUT, "the request timeout ran out mid-answer");
             return;
         }
         PlanGuard g = guard;
@@ -586,7 +595,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         cancelBackoff();
         timeouts.stop();
         if (committed) {
-            service.metrics.streamAborted(StreamSide.CLIENT);
+            service.metrics.streamAborted(StreamAbort.CLIENT_CLOSED);
         }
         Attempt a = attempt;
         if (a != null) {
@@ -610,16 +619,30 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         client.responseComplete(r.status(), r.closeClient(), r.lastWrite());
     }
 
-    /** The upstream failed after the head went out: the client's response is cut (connection closed). */
-    private void upstreamAbort() {
+    /**
+     * The upstream failed ({@code reason}: {@code detail}) after its answer was committed to the client: counted,
+     * logged once, and the client's answer ended in its wire's words by a converting relay (an error answer when
+     * nothing went out yet, else the stream's error event and a terminated body), or cut (connection closed) by a
+     * relay that converts nothing.
+     */
+    private void upstreamAbort(StreamAbort reason, String detail) {
         endPlan(DispatchPlan.Outcome.FAILED);
         finished = true;
         timeouts.stop();
         Attempt a = attemptOrThrow();
         a.cancelTimeout();
         a.dropUpstream();
-        service.metrics.streamAborted(StreamSide.UPSTREAM);
+        service.metrics.streamAborted(reason);
+        String requestId = client.request().headers().get(X_REQUEST_ID);
+        log.warn("backend {}: stream fault {} on {} (x-request-id {}): {}", a.backend.name(), reason.label(),
+                route.path(), requestId == null ? "none" : LogSafe.escape(requestId), detail);
         ResponseRelay r = relay;
+        if (r != null && r.fail(reason, "The upstream backend's answer failed: " + detail + ".")) {
+            r.close();
+            releaseRequest();
+            client.responseComplete(r.status(), r.closeClient(), r.lastWrite());
+            return;
+        }
         int status = r == null ? 0 : r.status();
         closeRelay();
         releaseRequest();

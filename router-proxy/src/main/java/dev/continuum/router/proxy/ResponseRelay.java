@@ -1,5 +1,6 @@
 package dev.continuum.router.proxy;
 
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -34,6 +35,11 @@ import org.jspecify.annotations.Nullable;
  * gathered in one buffer and written once at the end of the read ({@link #endOfRead}); anything else is held (at most
  * {@link IngressConverter#MAX_BUFFERED_RESPONSE_BYTES}) and converted whole, its head written with it.
  * Buffers: each message given to {@link #relay} is written on (the write releases it) or released here.
+ *
+ * <p>A converted stream's head waits for the end of the upstream read it came in, and goes out with that read's
+ * events: so when the upstream fails in that first read the client still gets a status and the wire's error body
+ * ({@link #fail}), and once the head went out a failure ends the stream with the wire's error event and a terminated
+ * body. A relay that converts nothing cannot speak for the upstream's wire: its client connection is cut.
  */
 final class ResponseRelay {
     /** {@link #relay}: more to come. */
@@ -63,6 +69,11 @@ final class ResponseRelay {
     private SseEvents.@Nullable Sink sink;
     /** The converted events of the current upstream read, written at its end; null when none yet. */
     private @Nullable ByteBuf batch;
+    /** A converted stream's head until the end of the read it came in; null once written. */
+    private @Nullable HttpResponse pendingHead;
+    /** Why {@link #relay} answered {@link #ABORT}. */
+    private StreamAbort abortReason = StreamAbort.UPSTREAM_CLOSED;
+    private String abortDetail = "the upstream closed the connection mid-answer";
 
     ResponseRelay(DefaultProxyService service, ClientExchange client, @Nullable IngressConverter converter) {
         this.service = service;
@@ -117,7 +128,19 @@ final class ResponseRelay {
         if (closeClient) {
             h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
-        clientCh.write(head, clientCh.voidPromise());
+        if (events != null) {
+            pendingHead = head; // written at the end of this read, with its events (writeHead)
+        } else {
+            clientCh.write(head, clientCh.voidPromise());
+        }
+    }
+
+    private void writeHead() {
+        HttpResponse h = pendingHead;
+        if (h != null) {
+            pendingHead = null;
+            clientCh.write(h, clientCh.voidPromise());
+        }
     }
 
     /** Relays one upstream message (owned from now on); {@code upstream} is paused if the client is full. */
@@ -125,7 +148,7 @@ final class ResponseRelay {
         if (c.decoderResult().isFailure()) {
             // A chunked body cut short decodes as a failed last chunk: never relay it as a clean end.
             c.release();
-            return ABORT;
+            return abort(StreamAbort.UPSTREAM_CLOSED, "the upstream closed the connection mid-answer");
         }
         HeldAnswer h = held;
         if (h != null) {
@@ -155,7 +178,7 @@ final class ResponseRelay {
                 ev.finish(out);
             }
         } catch (IngressConverter.InvalidResponse e) {
-            return ABORT;
+            return abort(e.reason(), e.getMessage());
         } finally {
             c.release();
         }
@@ -163,15 +186,72 @@ final class ResponseRelay {
             ByteBuf rest = batch();
             batch = null;
             sc.end(rest);
+            writeHead();
             lastWrite = clientCh.writeAndFlush(new DefaultLastHttpContent(rest));
             return DONE;
         }
         return CONTINUE; // the read's events go out at its end (endOfRead), where the client may fill up
     }
 
+    private int abort(StreamAbort reason, String detail) {
+        abortReason = reason;
+        abortDetail = detail;
+        return ABORT;
+    }
+
+    /** Why the last {@link #relay} answered {@link #ABORT}. */
+    StreamAbort abortReason() {
+        return abortReason;
+    }
+
+    /** What went wrong, in the router's words (safe to show the client). */
+    String abortDetail() {
+        return abortDetail;
+    }
+
     private void writeEvent(ByteBuf data) throws IngressConverter.InvalidResponse {
         // The sink that calls this is made together with the stream.
-        Objects.requireNonNull(stream).event(data, batch());
+        ByteBuf b = batch();
+        int mark = b.writerIndex();
+        try {
+            Objects.requireNonNull(stream).event(data, b);
+        } catch (IngressConverter.InvalidResponse e) {
+            b.writerIndex(mark); // the events before the refused one stay whole; nothing of it goes out
+            throw e;
+        }
+    }
+
+    /**
+     * The upstream failed ({@code reason}) after this relay took the answer: ends the client's answer in the
+     * ingress's words and returns true ({@link #lastWrite()} is then set), or returns false when the relay converts
+     * nothing (the caller cuts the connection). Nothing went out yet (a held answer, a converted stream whose head
+     * waits for the end of its first read): the router's 502, or 504 after a timeout, in the ingress's error shape.
+     * The head went out: the stream converter's error ending, then the body's terminator.
+     */
+    boolean fail(StreamAbort reason, String message) {
+        IngressConverter conv = converter;
+        if (conv == null) {
+            return false;
+        }
+        ByteBuf b = batch;
+        batch = null;
+        IngressConverter.StreamConverter sc = stream;
+        if (sc != null && pendingHead == null) {
+            ByteBuf rest = b == null ? clientCh.alloc().buffer(BATCH_BYTES) : b;
+            sc.fail(reason, message, rest);
+            lastWrite = clientCh.writeAndFlush(new DefaultLastHttpContent(rest));
+            return true;
+        }
+        if (b != null) {
+            b.release();
+        }
+        pendingHead = null;
+        discardHeld();
+        FullHttpResponse error = reason.timeout() ? OpenAiErrors.gatewayTimeout(message)
+                : OpenAiErrors.badGateway(message);
+        status = error.status().code();
+        writeWhole(convertError(conv, error));
+        return true;
     }
 
     private ByteBuf batch() {
@@ -188,6 +268,7 @@ final class ResponseRelay {
      * message, and the upstream paused if that filled the client. Nothing to do for a relay that converts nothing.
      */
     void endOfRead(@Nullable Channel upstream) {
+        writeHead();
         ByteBuf b = batch;
         if (b == null) {
             return;

@@ -1,5 +1,6 @@
 package dev.continuum.router.proxy;
 
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
@@ -63,7 +64,8 @@ final class SseEvents {
             pending.discardReadComponents();
         }
         if ((long) pending.readableBytes() + data.readableBytes() > IngressConverter.MAX_EVENT_BYTES) {
-            throw new IngressConverter.InvalidResponse("an event of the upstream's stream is too large");
+            throw new IngressConverter.InvalidResponse("an event of the upstream's stream is too large",
+                    StreamAbort.OVERSIZED_EVENT);
         }
     }
 
@@ -101,7 +103,8 @@ final class SseEvents {
                 data.writeBytes(buf, value, valueLength);
             }
             if ((hasData && viewFrom >= 0 ? viewLength : data.readableBytes()) > IngressConverter.MAX_EVENT_BYTES) {
-                throw new IngressConverter.InvalidResponse("an event of the upstream's stream is too large");
+                throw new IngressConverter.InvalidResponse("an event of the upstream's stream is too large",
+                    StreamAbort.OVERSIZED_EVENT);
             }
         }
     }

@@ -21,6 +21,7 @@ final class BodyLimitHandler extends ChannelInboundHandlerAdapter {
     private final long maxBytes;
     private long received;
     private @Nullable HttpMethod method;
+    private @Nullable String uri;
     private boolean discarding;
 
     BodyLimitHandler(long maxBytes) {
@@ -36,6 +37,7 @@ final class BodyLimitHandler extends ChannelInboundHandlerAdapter {
         if (msg instanceof HttpRequest req) {
             received = 0;
             method = req.method();
+            uri = req.uri();
             long declared;
             try {
                 declared = HttpUtil.getContentLength(req, -1L);
@@ -60,6 +62,6 @@ final class BodyLimitHandler extends ChannelInboundHandlerAdapter {
     private void reject(ChannelHandlerContext ctx, Object msg) {
         discarding = true;
         ReferenceCountUtil.release(msg);
-        ctx.fireChannelRead(new RejectedRequest(Rejection.BODY_TOO_LARGE, method));
+        ctx.fireChannelRead(new RejectedRequest(Rejection.BODY_TOO_LARGE, method, uri));
     }
 }

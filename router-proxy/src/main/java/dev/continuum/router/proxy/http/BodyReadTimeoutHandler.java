@@ -27,6 +27,7 @@ final class BodyReadTimeoutHandler extends ChannelInboundHandlerAdapter {
     private boolean inBody;
     private boolean discarding;
     private @Nullable HttpMethod method;
+    private @Nullable String uri;
 
     BodyReadTimeoutHandler(long timeoutNanos, LongSupplier nanoClock) {
         this.timeoutNanos = timeoutNanos;
@@ -41,6 +42,7 @@ final class BodyReadTimeoutHandler extends ChannelInboundHandlerAdapter {
         }
         if (msg instanceof HttpRequest req) {
             method = req.method();
+            uri = req.uri();
             inBody = !(msg instanceof LastHttpContent);
             headNanos = nanoClock.getAsLong();
         } else if (msg instanceof HttpContent && inBody) {
@@ -71,6 +73,6 @@ final class BodyReadTimeoutHandler extends ChannelInboundHandlerAdapter {
         if (msg != null) {
             ReferenceCountUtil.release(msg);
         }
-        ctx.fireChannelRead(new RejectedRequest(Rejection.BODY_READ_TIMEOUT, method));
+        ctx.fireChannelRead(new RejectedRequest(Rejection.BODY_READ_TIMEOUT, method, uri));
     }
 }

@@ -142,7 +142,8 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         in.endpoint = route.endpoint();
         HttpMethod allowed = route == ProxyRoute.MODELS ? HttpMethod.GET : HttpMethod.POST;
         if (!req.method().equals(allowed)) {
-            in.respond(OpenAiErrors.methodNotAllowed(req.method().name(), target.path(), allowed.name()));
+            in.respond(RejectionResponses.inWireOf(route,
+                    OpenAiErrors.methodNotAllowed(req.method().name(), target.path(), allowed.name())));
             return;
         }
         in.route = route;
@@ -270,7 +271,8 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private void reject(RejectedRequest r) {
         closed = true;
         releasePending();
-        FullHttpResponse resp = RejectionResponses.of(r.reason(), maxBodyBytes);
+        FullHttpResponse resp = RejectionResponses.inWireOf(routeOf(r.uri()), RejectionResponses.of(r.reason(),
+                maxBodyBytes));
         HttpMethod method = r.method();
         server.ingressMetrics.rejected(r.reason());
         server.metrics.recordHttp(method == null ? UNKNOWN_METHOD : method, Endpoint.OTHER, r.status(), 0);
@@ -287,6 +289,12 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                 ch.close();
             }
         });
+    }
+
+    /** The proxy route {@code uri} names, or null (not decoded, not a target, no such route). */
+    private @Nullable ProxyRoute routeOf(@Nullable String uri) {
+        Target t = uri == null ? null : Target.parse(uri);
+        return t == null ? null : server.proxy.route(t.path());
     }
 
     private void releasePending() {
@@ -372,7 +380,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             log.debug("out of memory serving {}: {}", ctx.channel(), cause.toString());
         }
         if (!closed && current == null) {
-            reject(new RejectedRequest(Rejection.OUT_OF_MEMORY, null));
+            reject(new RejectedRequest(Rejection.OUT_OF_MEMORY, null, null));
         } else {
             ctx.close();
         }

@@ -8,8 +8,9 @@ import org.jspecify.annotations.Nullable;
  * answers it in order after any request still in flight, then closes.
  *
  * @param method the request's method when it was decoded, else null
+ * @param uri    the request's target when it was decoded, else null: the answer is in the wire of the route it names
  */
-record RejectedRequest(Rejection reason, @Nullable HttpMethod method) {
+record RejectedRequest(Rejection reason, @Nullable HttpMethod method, @Nullable String uri) {
     int status() {
         return reason.status;
     }

@@ -1,11 +1,19 @@
 package dev.continuum.router.proxy.http;
 
+import dev.continuum.router.proxy.IngressConverter;
 import dev.continuum.router.proxy.OpenAiErrors;
+import dev.continuum.router.proxy.ProxyRoute;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import org.jspecify.annotations.Nullable;
 
-/** The answer to each {@link Rejection}, in OpenAI's error envelope, always with {@code Connection: close}. */
+/**
+ * The answer to each {@link Rejection}, in OpenAI's error envelope or, for a route with another wire (the Anthropic
+ * Messages routes), that wire's ({@link #inWireOf}); always with {@code Connection: close}.
+ */
 final class RejectionResponses {
     /**
      * What a 503 of the ingress tells the client to wait: buffers and connection slots free up as
@@ -14,6 +22,20 @@ final class RejectionResponses {
     static final String RETRY_AFTER_SECONDS = "1";
 
     private RejectionResponses() {
+    }
+
+    /** {@code response} (owned) in the error shape of {@code route}'s wire; itself when it has none or no route. */
+    static FullHttpResponse inWireOf(@Nullable ProxyRoute route, FullHttpResponse response) {
+        IngressConverter conv = route == null ? null : route.converter();
+        if (conv == null) {
+            return response;
+        }
+        ByteBuf body = conv.error(response.status().code(), response.content(), ByteBufAllocator.DEFAULT);
+        FullHttpResponse r = response.replace(body);
+        response.release();
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, conv.errorContentType())
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        return r;
     }
 
     static FullHttpResponse of(Rejection reason, long maxBodyBytes) {

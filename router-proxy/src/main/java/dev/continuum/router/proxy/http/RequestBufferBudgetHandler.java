@@ -30,6 +30,7 @@ final class RequestBufferBudgetHandler extends ChannelInboundHandlerAdapter {
     /** Bytes of whole requests read and not yet answered. */
     private long held;
     private @Nullable HttpMethod method;
+    private @Nullable String uri;
     private boolean discarding;
     private boolean inactive;
 
@@ -47,6 +48,7 @@ final class RequestBufferBudgetHandler extends ChannelInboundHandlerAdapter {
         }
         if (msg instanceof HttpRequest req) {
             method = req.method();
+            uri = req.uri();
             if (refuse) {
                 reject(ctx, msg, Rejection.CONNECTION_LIMIT);
                 return;
@@ -105,6 +107,6 @@ final class RequestBufferBudgetHandler extends ChannelInboundHandlerAdapter {
     private void reject(ChannelHandlerContext ctx, Object msg, Rejection reason) {
         discarding = true;
         ReferenceCountUtil.release(msg);
-        ctx.fireChannelRead(new RejectedRequest(reason, method));
+        ctx.fireChannelRead(new RejectedRequest(reason, method, uri));
     }
 }

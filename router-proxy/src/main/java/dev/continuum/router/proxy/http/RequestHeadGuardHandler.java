@@ -58,9 +58,13 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
 
     private void reject(ChannelHandlerContext ctx, Object msg, Rejection reason) {
         rejected = true;
-        HttpMethod method = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req.method() : null;
+        HttpRequest decoded = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req : null;
+        HttpMethod method = decoded == null ? null : decoded.method();
+        // A head refused for its size was decoded up to its request line: its target still names the route's wire.
+        String uri = decoded != null ? decoded.uri()
+                : reason == Rejection.HEADERS_TOO_LARGE && msg instanceof HttpRequest req ? req.uri() : null;
         ReferenceCountUtil.release(msg);
-        ctx.fireChannelRead(new RejectedRequest(reason, method));
+        ctx.fireChannelRead(new RejectedRequest(reason, method, uri));
     }
 
     static Rejection rejectionFor(Throwable cause) {

@@ -1,5 +1,6 @@
 package dev.continuum.router.proxy.ingress;
 
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import dev.continuum.router.proxy.IngressConverter;
 import dev.continuum.router.proxy.IngressConverter.InvalidResponse;
 import io.netty.buffer.ByteBuf;
@@ -11,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * {@code [DONE]} or the upstream's end finishing the client's stream once, an {@code {"error": ...}} event ending
  * it with the wire's error event, each chunk taken apart in the same
  * order (start, text, tool-call fragments, finish reason and usage kept), and the slot (block or item index) of each
- * tool call, at most {@link #MAX_TOOL_CALLS} of them. Subclasses write the wire's events.
+ * tool call, at most {@link #MAX_TOOL_CALLS} of them. A stream the upstream fails after the head went out ends
+ * once with the wire's error ending ({@link #fail}). Subclasses write the wire's events.
  */
 public abstract class ChatStreamConverter implements IngressConverter.StreamConverter {
     /** The most tool calls of one answer; a higher index cuts the stream. */
@@ -60,6 +62,20 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
         }
     }
 
+    @Override
+    public final void fail(StreamAbort reason, String message, ByteBuf out) {
+        if (!done) {
+            done = true;
+            if (!started) {
+                // The opening events first: a client may track the answer from them (the openai SDK's stream
+                // helper refuses any lifecycle event before response.created).
+                started = true;
+                start(null, out);
+            }
+            failed(reason, message, out);
+        }
+    }
+
     private void endStream(ByteBuf out) {
         done = true;
         if (!started) {
@@ -94,6 +110,9 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
     /** Writes the wire's error event for an error the upstream sent inside the stream; the stream ends. */
     protected abstract void error(UpstreamError error, ByteBuf out);
 
+    /** Writes the wire's error ending for a stream the upstream failed; called once, after {@link #start}. */
+    protected abstract void failed(StreamAbort reason, String message, ByteBuf out);
+
     /** Writes the events that end the client's stream; called once, after {@link #start}. */
     protected abstract void finish(ByteBuf out);
 
@@ -103,8 +122,11 @@ public abstract class ChatStreamConverter implements IngressConverter.StreamConv
      * @throws InvalidResponse when the index is out of range
      */
     protected final int toolSlot(int tool) throws InvalidResponse {
-        if (tool < 0 || tool >= MAX_TOOL_CALLS) {
-            throw new InvalidResponse("tool call index out of range");
+        if (tool < 0) {
+            throw new InvalidResponse("a tool call index is negative");
+        }
+        if (tool >= MAX_TOOL_CALLS) {
+            throw new InvalidResponse("more than " + MAX_TOOL_CALLS + " tool calls", StreamAbort.TOO_MANY_TOOL_CALLS);
         }
         return tool < toolSlots.length ? toolSlots[tool] : NONE;
     }

@@ -23,7 +23,7 @@ public final class MetricNames {
     public static final String MODEL_FALLBACKS = "continuum.model.fallbacks";
     /** {@code continuum_rate_limited_total{tier}}. */
     public static final String RATE_LIMITED = "continuum.rate.limited";
-    /** {@code continuum_stream_aborts_total{side}}: responses cut after their head went to the client. */
+    /** {@code continuum_stream_aborts_total{side,reason}}: responses cut after their head went to the client. */
     public static final String STREAM_ABORTS = "continuum.stream.aborts";
 
     public static final String TAG_METHOD = "method";

@@ -34,7 +34,7 @@ public final class ProxyMetrics {
             new AtomicReferenceArray<>(METHODS * ENDPOINTS * STATUS_SLOTS);
     private final AtomicReferenceArray<Timer> httpDurations = new AtomicReferenceArray<>(METHODS * ENDPOINTS);
     private final Counter[] rateLimited = new Counter[RateLimitTier.values().length];
-    private final Counter[] streamAborts = new Counter[StreamSide.values().length];
+    private final Counter[] streamAborts = new Counter[StreamAbort.values().length];
     private final Counter[] fallbacks = new Counter[FallbackReason.values().length];
 
     public ProxyMetrics(MeterRegistry registry) {
@@ -44,10 +44,11 @@ public final class ProxyMetrics {
                     .description("Requests refused by a rate limit, by the tier that refused them")
                     .tag(MetricNames.TAG_TIER, t.label()).register(registry);
         }
-        for (StreamSide s : StreamSide.values()) {
-            streamAborts[s.ordinal()] = Counter.builder(MetricNames.STREAM_ABORTS)
+        for (StreamAbort a : StreamAbort.values()) {
+            streamAborts[a.ordinal()] = Counter.builder(MetricNames.STREAM_ABORTS)
                     .description("Responses cut short after their head went to the client")
-                    .tag(MetricNames.TAG_SIDE, s.label()).register(registry);
+                    .tag(MetricNames.TAG_SIDE, a.side().label()).tag(MetricNames.TAG_REASON, a.label())
+                    .register(registry);
         }
         for (FallbackReason r : FallbackReason.values()) {
             fallbacks[r.ordinal()] = Counter.builder(MetricNames.MODEL_FALLBACKS)
@@ -98,8 +99,8 @@ public final class ProxyMetrics {
         fallbacks[reason.ordinal()].increment();
     }
 
-    public void streamAborted(StreamSide side) {
-        streamAborts[side.ordinal()].increment();
+    public void streamAborted(StreamAbort reason) {
+        streamAborts[reason.ordinal()].increment();
     }
 
     /**

@@ -80,6 +80,12 @@ final class EchoWireConverter implements IngressConverter {
             public void end(ByteBuf out) {
                 out.writeBytes(sse("end", JSON.createObjectNode().put("pieces", pieces)));
             }
+
+            @Override
+            public void fail(dev.continuum.router.proxy.metrics.StreamAbort reason, String message, ByteBuf out) {
+                out.writeBytes(sse("failed", JSON.createObjectNode().put("reason", reason.label())
+                        .put("message", message)));
+            }
         };
     }
 

@@ -54,7 +54,7 @@ class MetricsTest {
                 .contains("continuum_backend_circuit_state{backend=\"a\"} 0.0")
                 .contains("continuum_retries_total{backend=\"a\",reason=\"status_503\"} 1.0")
                 .contains("continuum_rate_limited_total{tier=\"global\"} 0.0")
-                .contains("continuum_stream_aborts_total{side=\"client\"} 0.0")
-                .contains("continuum_stream_aborts_total{side=\"upstream\"} 0.0"));
+                .contains("continuum_stream_aborts_total{reason=\"client_closed\",side=\"client\"} 0.0")
+                .contains("continuum_stream_aborts_total{reason=\"chunk_interval\",side=\"upstream\"} 0.0"));
     }
 }

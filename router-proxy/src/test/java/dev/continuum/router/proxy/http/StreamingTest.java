@@ -134,7 +134,7 @@ class StreamingTest {
         assertThat(seen.toString()).startsWith("data: first").doesNotContain("[DONE]");
         assertThat(b.completionCount()).isZero();
         await().untilAsserted(() -> assertThat(router.scrape())
-                .contains("continuum_stream_aborts_total{side=\"upstream\"} 1.0"));
+                .contains("continuum_stream_aborts_total{reason=\"upstream_closed\",side=\"upstream\"} 1.0"));
     }
 
     @Test
@@ -155,7 +155,7 @@ class StreamingTest {
         }
         assertThat(upstream.awaitClosed(5000)).isTrue();
         await().untilAsserted(() -> assertThat(router.scrape())
-                .contains("continuum_stream_aborts_total{side=\"upstream\"} 1.0"));
+                .contains("continuum_stream_aborts_total{reason=\"idle_timeout\",side=\"upstream\"} 1.0"));
     }
 
     @Test
@@ -179,7 +179,7 @@ class StreamingTest {
         }
         assertThat(upstream.awaitClosed(5000)).isTrue();
         await().untilAsserted(() -> assertThat(router.scrape())
-                .contains("continuum_stream_aborts_total{side=\"client\"} 1.0"));
+                .contains("continuum_stream_aborts_total{reason=\"client_closed\",side=\"client\"} 1.0"));
         assertThat(router.backend("a").idleConnections()).isZero();
     }
 }

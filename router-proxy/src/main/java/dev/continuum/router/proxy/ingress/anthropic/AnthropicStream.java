@@ -5,6 +5,7 @@ import dev.continuum.router.proxy.ingress.ChatChunk;
 import dev.continuum.router.proxy.ingress.ChatStreamConverter;
 import dev.continuum.router.proxy.ingress.IngressJson;
 import dev.continuum.router.proxy.ingress.UpstreamError;
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import dev.continuum.router.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
 import org.jspecify.annotations.Nullable;
@@ -14,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * content block {@code content_block_start}, its deltas ({@code text_delta}, or {@code input_json_delta} for a
  * tool call's argument fragments) and {@code content_block_stop}, then {@code message_delta} (stop reason and
  * usage) and {@code message_stop}. An error event from the upstream becomes Anthropic's {@code error} event and
- * ends the stream.
+ * ends the stream, and so does a stream the upstream fails ({@link #fail}).
  *
  * <p>State is bounded: a few scalars and the block index of each tool call, at most {@link #MAX_TOOL_CALLS} of
  * them (more cut the stream); nothing of the text is held. Every event but a tool call's block start and an
@@ -83,6 +84,13 @@ final class AnthropicStream extends ChatStreamConverter {
         IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(500, error));
     }
 
+    /** Anthropic's {@code error} event, as its API sends one mid-stream; the SDKs raise it as their API error. */
+    @Override
+    protected void failed(StreamAbort reason, String message, ByteBuf out) {
+        IngressJson.writeEvent(out, "error", AnthropicErrors.envelope(reason.timeout() ? 504 : 502,
+                new UpstreamError(message, null)));
+    }
+
     @Override
     protected void start(@Nullable ChatChunk first, ByteBuf out) {
         out.writeBytes(MESSAGE_START);
@@ -134,7 +142,8 @@ final class AnthropicStream extends ChatStreamConverter {
             IngressJson.writeEvent(out, "content_block_start", ev);
         } else if (block != open) {
             // Fragments of an earlier call after another block opened: Anthropic's blocks do not interleave.
-            throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
+            throw new IngressConverter.InvalidResponse("interleaved tool call fragments",
+                    StreamAbort.INTERLEAVED_TOOL_CALLS);
         }
         String args = call.arguments();
         if (!args.isEmpty()) {

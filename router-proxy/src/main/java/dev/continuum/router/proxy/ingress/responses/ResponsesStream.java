@@ -6,6 +6,7 @@ import dev.continuum.router.proxy.ingress.ChatChunk;
 import dev.continuum.router.proxy.ingress.ChatStreamConverter;
 import dev.continuum.router.proxy.ingress.IngressJson;
 import dev.continuum.router.proxy.ingress.UpstreamError;
+import dev.continuum.router.proxy.metrics.StreamAbort;
 import dev.continuum.router.proxy.IngressConverter;
 import io.netty.buffer.ByteBuf;
 import org.jspecify.annotations.Nullable;
@@ -16,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  * {@code response.content_part.added}, {@code response.output_text.delta}..., {@code response.output_text.done},
  * {@code response.content_part.done}, or for a tool call {@code response.function_call_arguments.delta}...,
  * {@code response.function_call_arguments.done}; {@code response.output_item.done}; and last
- * {@code response.completed} (or {@code response.incomplete}) with the whole response. Every event carries its
+ * {@code response.completed} (or {@code response.incomplete}) with the whole response; a stream the upstream
+ * fails ends with {@code response.failed} and {@code error} instead ({@link #fail}). Every event carries its
  * {@code sequence_number}.
  *
  * <p>The ".done" events and the final response repeat what was streamed, so the text and arguments are held:
@@ -103,6 +105,30 @@ final class ResponsesStream extends ChatStreamConverter {
         emit(out, ev);
     }
 
+    /**
+     * {@code response.failed} (the response so far, its completed items, {@code error}), then the {@code error}
+     * event: a client that tracks the response sees it failed, and the SDKs raise the {@code error} event as their
+     * API error (they pass {@code response.failed} on without raising).
+     */
+    @Override
+    protected void failed(StreamAbort reason, String message, ByteBuf out) {
+        ObjectNode r = ResponseObjects.response(id, createdAt, model, "failed");
+        ArrayNode done = r.putArray("output");
+        for (int i = 0; i < output.size(); i++) {
+            if (!output.get(i).isNull()) {
+                done.add(output.get(i));
+            }
+        }
+        r.putObject("error").put("code", "server_error").put("message", message);
+        ChatChunk.Usage u = usage;
+        if (u != null) {
+            r.set("usage", ResponseObjects.usage(u.promptTokens(), u.completionTokens(), u.cachedTokens(),
+                    u.reasoningTokens()));
+        }
+        emit(out, withResponse("response.failed", r));
+        error(new UpstreamError(message, "server_error"), out);
+    }
+
     private void emit(ByteBuf out, ObjectNode event) {
         event.put("sequence_number", sequence++);
         IngressJson.writeEvent(out, event.path("type").asText(), event);
@@ -140,7 +166,8 @@ final class ResponsesStream extends ChatStreamConverter {
     private void hold(int chars) throws IngressConverter.InvalidResponse {
         held += chars;
         if (held > IngressConverter.MAX_BUFFERED_RESPONSE_BYTES) {
-            throw new IngressConverter.InvalidResponse("answer too long to stream as a response");
+            throw new IngressConverter.InvalidResponse("answer too long to stream as a response",
+                    StreamAbort.ANSWER_TOO_LONG);
         }
     }
 
@@ -203,7 +230,8 @@ final class ResponsesStream extends ChatStreamConverter {
             added.set("item", ResponseObjects.functionCall(openItemId, openCallId, openName, "", "in_progress"));
             emit(out, added);
         } else if (item != open) {
-            throw new IngressConverter.InvalidResponse("interleaved tool call fragments");
+            throw new IngressConverter.InvalidResponse("interleaved tool call fragments",
+                    StreamAbort.INTERLEAVED_TOOL_CALLS);
         }
         String args = call.arguments();
         if (!args.isEmpty()) {
