@@ -13,7 +13,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -30,7 +29,6 @@ import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +64,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private final HeaderReadTimeoutHandler headTimeout;
     private final long maxBodyBytes;
     private final RequestBufferBudgetHandler budget;
+    private final LingeringClose linger;
     private final ArrayDeque<Object> pending = new ArrayDeque<>(2);
     private @Nullable ChannelHandlerContext ctx;
     private @Nullable Inflight current;
@@ -75,12 +74,13 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private boolean closed;
 
     HttpRequestHandler(ServerContext server, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
-                       long maxBodyBytes, RequestBufferBudgetHandler budget) {
+                       long maxBodyBytes, RequestBufferBudgetHandler budget, LingeringClose linger) {
         this.server = server;
         this.idle = idle;
         this.headTimeout = headTimeout;
         this.maxBodyBytes = maxBodyBytes;
         this.budget = budget;
+        this.linger = linger;
     }
 
     @Override
@@ -266,7 +266,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** A guard refused the request: answer it, stop sending, drain input briefly, close. */
+    /** A guard refused the request, maybe mid-upload: answer it, then drain the rest briefly and close. */
     private void reject(RejectedRequest r) {
         closed = true;
         releasePending();
@@ -274,19 +274,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         HttpMethod method = r.method();
         server.ingressMetrics.rejected(r.reason());
         server.metrics.recordHttp(method == null ? UNKNOWN_METHOD : method, Endpoint.OTHER, r.status(), 0);
-        ChannelHandlerContext c = ctxOrThrow();
-        Channel ch = c.channel();
-        c.writeAndFlush(resp).addListener(f -> {
-            if (ch instanceof DuplexChannel d && ch.isActive()) {
-                ch.config().setAutoRead(true); // keep reading (and discarding) while lingering
-                d.shutdownOutput();
-                ch.eventLoop().schedule(() -> {
-                    ch.close();
-                }, server.limits.rejectLinger().toNanos(), TimeUnit.NANOSECONDS);
-            } else {
-                ch.close();
-            }
-        });
+        linger.closeAfter(ctxOrThrow().writeAndFlush(resp));
     }
 
     private void releasePending() {
