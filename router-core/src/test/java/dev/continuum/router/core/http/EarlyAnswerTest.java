@@ -23,11 +23,15 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -132,6 +136,48 @@ class EarlyAnswerTest {
             await().until(() -> connections() == 0);
         }
         assertThat(a.completionCount()).isZero();
+    }
+
+    /**
+     * A slow client: its send loop puts one 256 KiB piece on the wire every 80 ms, so the 9.5 MB take about 3 s,
+     * longer than a fixed short linger, within the default 5 s drain. It reads only after its last byte.
+     */
+    @Test
+    void aSlowClientStillUploadingSecondsAfterThe413ReadsIt() throws Exception {
+        start(smallBodyLimit());
+        byte[] body = body(UPLOAD, "m");
+        int piece = 256 * 1024;
+        ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor();
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), router.port)) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            out.write(head(UPLOAD).getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            CompletableFuture<Void> sent = new CompletableFuture<>();
+            AtomicInteger next = new AtomicInteger();
+            long started = System.nanoTime();
+            pacer.scheduleAtFixedRate(() -> {
+                int from = next.getAndAdd(piece);
+                try {
+                    send(out, body, from, Math.min(from + piece, UPLOAD));
+                    if (from + piece >= UPLOAD) {
+                        sent.complete(null);
+                        throw new CancellationException("sent"); // ends the fixed-rate task
+                    }
+                } catch (IOException e) {
+                    sent.completeExceptionally(e);
+                    throw new CancellationException("failed");
+                }
+            }, 0, 80, TimeUnit.MILLISECONDS);
+
+            sent.get(60, TimeUnit.SECONDS); // a reset or broken pipe fails here
+            long tookMillis = (System.nanoTime() - started) / 1_000_000;
+            String res = RawHttp.readAll(s.getInputStream());
+            assertThat(res).startsWith("HTTP/1.1 413 ").contains("request_too_large");
+            assertThat(tookMillis).as("the upload was slow").isGreaterThan(2500);
+        } finally {
+            pacer.shutdownNow();
+        }
     }
 
     @Test
