@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -274,7 +275,13 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         HttpMethod method = r.method();
         server.ingressMetrics.rejected(r.reason());
         server.metrics.recordHttp(method == null ? UNKNOWN_METHOD : method, Endpoint.OTHER, r.status(), 0);
-        linger.closeAfter(ctxOrThrow().writeAndFlush(resp));
+        ChannelHandlerContext c = ctxOrThrow();
+        // The refused request's partial body goes now, not when the drain ends, and stops counting against the budget.
+        if (c.pipeline().get(HttpObjectAggregator.class) != null) {
+            c.pipeline().remove(HttpObjectAggregator.class);
+        }
+        budget.dropAssembling();
+        linger.closeAfter(c.writeAndFlush(resp));
     }
 
     private void releasePending() {
