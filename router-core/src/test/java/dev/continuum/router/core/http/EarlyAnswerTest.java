@@ -241,6 +241,26 @@ class EarlyAnswerTest {
         }
     }
 
+    /** The ingress speaks HTTP/1.1 only: an h2c upgrade is not taken (no 101, no stream to reset). */
+    @Test
+    void anH2cUpgradeWithAnOversizedBodyGetsAnHttp11Answer() throws Exception {
+        start(smallBodyLimit());
+
+        String res = uploadThenRead(router.port, head(UPLOAD, "Connection: Upgrade, HTTP2-Settings\r\n",
+                "Upgrade: h2c\r\n", "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"), body(UPLOAD, "m"));
+
+        assertThat(res).startsWith("HTTP/1.1 413 ").doesNotContain("101 Switching");
+    }
+
+    @Test
+    void anHttp2PriorKnowledgePrefaceIsRefusedInHttp11() throws Exception {
+        start(smallBodyLimit());
+
+        String res = RawHttp.exchange(router.port, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 10_000);
+
+        assertThat(res).startsWith("HTTP/1.1 400 ");
+    }
+
     @Test
     void stopsDrainingAtTheByteBound() throws Exception {
         ConfigBuilder cfg = smallBodyLimit();
