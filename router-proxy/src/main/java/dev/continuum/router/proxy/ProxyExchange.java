@@ -18,10 +18,6 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,8 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One proxied request, from policy checks to the last relayed byte: the orchestrator of the pieces that do each
  * step ({@link Admission}, {@link ModelsListing}, {@link SendPlanner} and {@link PlanGuard}, {@link Candidates},
- * {@link Attempt}, {@link RequestTimeouts}, {@link UpstreamRequestFactory}, {@link ModelFallback},
- * {@link ResponseRelay}); docs/request-path.md walks the steps in order. Everything runs on the client
+ * {@link Attempt}, {@link RequestTimeouts}, {@link UpstreamRequestFactory}, {@link Failover} (retries, backoff,
+ * {@link ModelFallback}, the plan's fall back, the last error), {@link ResponseRelay}); docs/request-path.md walks the steps in order. Everything runs on the client
  * connection's event loop, and the upstream connection is opened on (or taken from the pool of) that same loop,
  * so no field needs synchronization.
  *
@@ -47,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * finishes. Each upstream message handed to {@link #onUpstreamMessage} is passed on to the relay or the plan guard,
  * or released here. The router's own answers are fresh buffers released by the write.
  */
-final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.Sends, RequestTimeouts.Expiry {
+final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.Sends, RequestTimeouts.Expiry,
+        Failover.Exchange {
     private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
     private static final AsciiString X_TENANT_ID = AsciiString.cached("x-tenant-id");
     private static final AsciiString X_REQUEST_ID = AsciiString.cached("x-request-id");
@@ -62,22 +59,18 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     private @Nullable IngressConverter converter;
     private final OutboundBody out;
     private final RequestTimeouts timeouts;
+    private final Failover failover;
 
     private Admission.@Nullable Caller caller;
     /** The request's standard candidates (a plan narrows them; a fallback tries what is left of them). */
     private List<Backend> standard = List.of();
     /** The chat body's per-backend rewrites ({@code global_prompts}), or null when the config has none. */
     private @Nullable ChatBodies chatBodies;
-    private @Nullable Candidates candidates;
     /** The request's plan, or null on the standard path; behind a converting ingress each send adopts a fresh one. */
     private @Nullable PlanGuard guard;
     /** The current (or last) attempt; an event naming another attempt is stale. */
     private @Nullable Attempt attempt;
-    private @Nullable Future<?> backoff;
     private @Nullable ResponseRelay relay;
-    private @Nullable ModelFallback fallback;
-    private LastError lastError = LastError.NONE;
-    private long affinityKey;
     private boolean committed;
     private boolean finished;
     private boolean informational;
@@ -92,6 +85,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         this.converter = route.converter();
         this.out = new OutboundBody(client.request());
         this.timeouts = new RequestTimeouts(service.options.timer(), loop, state.config, this);
+        this.failover = new Failover(service, state, out, route, loop, clientCh.alloc(), this);
     }
 
     // ---------------------------------------------------------------- admission and the first plan
@@ -111,7 +105,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         }
         ProxyRoute.LocalAnswer local = route.localAnswer();
         if (local != null) {
-            answerLocal(local.answer(request.content(), clientCh.alloc()));
+            LaterAnswer.onLoop(loop, local.answer(request.content(), clientCh.alloc()), this::answer);
             return;
         }
         // The hook is asked about chat bodies only, and only while disaggregated serving is on; a request it
@@ -139,23 +133,6 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         }
     }
 
-    /** A local route's answer, written on this exchange's loop when it is ready ({@link #answer} releases it late). */
-    private void answerLocal(CompletionStage<FullHttpResponse> later) {
-        later.whenComplete((r, failure) -> {
-            FullHttpResponse res = r != null && failure == null ? r
-                    : OpenAiErrors.error(500, OpenAiErrors.SERVER, "internal_error", "The router could not answer.");
-            if (loop.inEventLoop()) {
-                answer(res);
-                return;
-            }
-            try {
-                loop.execute(() -> answer(res));
-            } catch (RejectedExecutionException e) {
-                res.release(); // the loop is shutting down; the channel goes with it
-            }
-        });
-    }
-
     private void refuse(Admission.Refused f) {
         RateLimitTier tier = f.rateLimitedBy();
         if (tier != null) {
@@ -174,26 +151,24 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     public void planned(@Nullable DispatchPlan plan) {
         PlanGuard g = PlanGuard.of(plan, standard);
         guard = g;
-        ParsedRequest p = out.parsed();
-        affinityKey = AffinityKeys.of(state.config, client.request().headers(), p);
-        fallback = ModelFallback.of(state.config.fallback(), p.model(), p.passthrough() ? route.nativeWire() : null);
-        candidates = new Candidates(state, g == null ? standard : g.pool(), callerOrThrow().bypassLimits(), affinityKey);
+        failover.begin(callerOrThrow(), g == null ? standard : g.pool(), client.request().headers());
         state.retryBudget.onRequest();
         attempt();
     }
 
     // ---------------------------------------------------------------- attempts
 
-    private void attempt() {
-        backoff = null;
+    @Override
+    public void attempt() {
+        failover.backoffOver();
         if (finished) {
             return;
         }
         discardError();
-        Candidates cs = candidatesOrThrow();
+        Candidates cs = failover.candidates();
         Candidates.Pick pick = cs.next();
         if (pick == null) {
-            noCandidate(cs);
+            failover.noCandidate(cs);
             return;
         }
         Attempt previous = attempt;
@@ -207,7 +182,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             // Behind a converting ingress a retry on the plan's path is a new send: it waits for its own plan.
             DispatchHook hook = service.dispatchHook();
             if (hook == null) {
-                pinnedFailure();
+                failover.pinnedFailure();
             } else {
                 SendPlanner.again(hook, g, out.parsed(), a, out.body(), hookContext(), loop, this);
             }
@@ -221,7 +196,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         if (pinned) {
             send(a);
         } else {
-            pinnedFailure();
+            failover.pinnedFailure();
         }
     }
 
@@ -230,47 +205,10 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         a.connect();
     }
 
-    /** No backend can take the next attempt. */
-    private void noCandidate(Candidates cs) {
-        if (pinned()) {
-            pinnedFailure();
-        } else if (cs.attempts() > 0) {
-            failWithLastError();
-        } else if (cs.backendRetryAfterSeconds() > 0) {
-            service.metrics.rateLimited(RateLimitTier.BACKEND);
-            answer(OpenAiErrors.rateLimited(cs.backendRetryAfterSeconds(), RateLimitTier.BACKEND.label()));
-        } else if (cs.pool().isEmpty()) {
-            // Admitted without a backend only because model_not_found falls back.
-            if (!fallBack(FallbackReason.MODEL_NOT_FOUND, 404)) {
-                answer(OpenAiErrors.modelNotFound(out.model()));
-            }
-        } else if (!fallBack(FallbackReason.CIRCUIT_BREAKER_OPEN, 503)) {
-            answer(OpenAiErrors.serviceUnavailable("no_healthy_backend",
-                    "No healthy backend is available for the model '" + OpenAiErrors.clip(out.model()) + "'."));
-        }
-    }
-
     private PlanGuard.HookContext hookContext() {
         ChatBodies cb = chatBodies;
         return new PlanGuard.HookContext(cb == null ? ChatRewrites.NONE : cb,
                 client.request().headers().get(X_TENANT_ID));
-    }
-
-    /** Whether one more attempt may be made now; consumes a retry from the budget when it says yes. */
-    private boolean takeRetry() {
-        return !committed && !finished && candidatesOrThrow().takeRetry();
-    }
-
-    /** Retry number n waits {@code retry}'s delay for n (on the proxy's timer, never blocking the loop). */
-    private void scheduleRetry(Backend failed, RetryReason reason) {
-        failed.resources().meters.retry(reason);
-        long delay = state.config.retry().delayNanos(candidatesOrThrow().attempts(),
-                ThreadLocalRandom.current().nextDouble());
-        if (delay <= 0) {
-            attempt();
-        } else {
-            backoff = service.options.timer().schedule(loop, this::attempt, delay);
-        }
     }
 
     @Override
@@ -285,12 +223,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         }
         a.failed();
         a.cancelTimeout();
-        lastError = LastError.connection("Could not connect to the upstream backend.");
-        if (takeRetry()) {
-            scheduleRetry(a.backend, RetryReason.CONNECT_FAILURE);
-        } else {
-            failWithLastError();
-        }
+        failover.retryOrFail(a.backend, RetryReason.CONNECT_FAILURE,
+                LastError.connection("Could not connect to the upstream backend."));
     }
 
     @Override
@@ -336,15 +270,15 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             g.hold(head, clientCh.alloc());
             return;
         }
-        if ((code == 502 || code == 503) && takeRetry()) {
+        if ((code == 502 || code == 503) && failover.takeRetry()) {
             ReferenceCountUtil.release(head);
             a.cancelTimeout();
             a.dropUpstream(); // the rest of this answer is unread: the connection cannot be reused
-            lastError = LastError.answered(code);
-            scheduleRetry(a.backend, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
+            failover.error(LastError.answered(code));
+            failover.scheduleRetry(a.backend, code == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
             return;
         }
-        if (code >= 400 && fallBack(FallbackReason.ERROR_CODE, code)) {
+        if (code >= 400 && failover.fallBack(FallbackReason.ERROR_CODE, code)) {
             ReferenceCountUtil.release(head); // the attempt was abandoned: the rest of this answer is unread
             return;
         }
@@ -378,8 +312,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         if (g != null && g.holding()) {
             boolean last = g.collect(c);
             if (!g.holding()) {
-                lastError = LastError.badGateway("The upstream backend sent an invalid response.");
-                failWithLastError();
+                failover.error(LastError.badGateway("The upstream backend sent an invalid response."));
+                failover.failWithLastError();
             } else if (last) {
                 decideError(g);
             }
@@ -404,20 +338,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         Attempt a = attemptOrThrow();
         a.cancelTimeout();
         a.releaseUpstream(g.heldKeepAlive()); // the answer was read to its end
-        PlanGuard.Decision d = g.decide(out.stream(), this::takeRetry);
-        if (d instanceof PlanGuard.Refused f) {
-            answer(OpenAiErrors.serviceUnavailable(f.code(),
-                    "The upstream refused the pinned prefill/decode pair; the request was not retried."));
-        } else if (d instanceof PlanGuard.Retry t) {
-            lastError = LastError.answered(t.status());
-            scheduleRetry(a.backend, t.status() == 502 ? RetryReason.STATUS_502 : RetryReason.STATUS_503);
-        } else if (d instanceof PlanGuard.Relay l) {
-            answer(l.response());
-        } else if (d instanceof PlanGuard.Fallback f) {
-            int s = f.upstreamStatus();
-            lastError = s >= 500 ? LastError.answered(s) : LastError.badGateway("The upstream backend answered " + s + ".");
-            pinnedFailure();
-        }
+        failover.heldAnswer(g, a.backend, out.stream());
     }
 
     @Override
@@ -446,8 +367,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         if (g != null && g.holding()) {
             // A held error answer cut before its end: the head was counted, the body says nothing more.
             g.discardError();
-            lastError = LastError.badGateway("The upstream backend closed the connection mid-answer.");
-            failWithLastError();
+            failover.error(LastError.badGateway("The upstream backend closed the connection mid-answer."));
+            failover.failWithLastError();
         } else if (!a.reconnectIfStale()) {
             if (!a.wasRequestWritten()) {
                 onConnectFailed(a, new IOException("upstream closed before the request was sent"));
@@ -488,8 +409,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
 
     private void upstreamFailedBeforeHead(Attempt a, LastError error) {
         a.failed();
-        lastError = error;
-        failWithLastError();
+        failover.error(error);
+        failover.failWithLastError();
     }
 
     @Override
@@ -508,71 +429,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         } else {
             a.failed();
         }
-        if (pinned()) {
-            pinnedFailure();
-        } else if (!fallBack(FallbackReason.TIMEOUT, 504)) {
-            answer(OpenAiErrors.gatewayTimeout("The upstream backend did not answer within " + timeouts.armedMillis()
-                    + " ms."));
-        }
-    }
-
-    // ---------------------------------------------------------------- fallbacks
-
-    /**
-     * Moves on to the next fallback model ({@link ModelFallback}) when {@code reason} triggers one and one is left,
-     * with the body rewritten for it; false otherwise (and always on the plan's path).
-     */
-    private boolean fallBack(FallbackReason reason, int status) {
-        ModelFallback f = fallback;
-        if (f == null || committed || finished || pinned()) {
-            return false;
-        }
-        ModelFallback.Next next = f.take(reason, status, state, callerOrThrow().key());
-        if (next == null || !out.switchModel(next.model(), clientCh.alloc())) {
-            return false;
-        }
-        Attempt a = attempt;
-        if (a != null) {
-            a.abandon();
-        }
-        ChatBodies cb = chatBodies;
-        if (cb != null) {
-            cb.model(next.model());
-        }
-        service.metrics.fellBack(reason);
-        candidates = new Candidates(state, next.candidates(), callerOrThrow().bypassLimits(), affinityKey);
-        attempt();
-        return true;
-    }
-
-    /** Whether attempts still run on the plan's path (with its headers). */
-    private boolean pinned() {
-        PlanGuard g = guard;
-        return g != null && g.pinned();
-    }
-
-    /**
-     * The plan's path failed before anything reached the client (transport failure, timeout, non-2xx other than
-     * the refusal, no plan for a resend): fall back to standard routing without the plan's headers, or fail.
-     */
-    private void pinnedFailure() {
-        PlanGuard g = Objects.requireNonNull(guard, "no plan");
-        g.discardError();
-        Attempt a = attempt;
-        if (a != null) {
-            a.abandon();
-        }
-        List<Backend> rest = candidatesOrThrow().untried(g.standard());
-        if (!state.config.disaggregatedServing().fallbackToUnified() || rest.isEmpty()) {
-            g.end(DispatchPlan.Outcome.FAILED);
-            answer(OpenAiErrors.error(502, OpenAiErrors.SERVER, "disaggregated_decode_failed",
-                    "The disaggregated serving path failed" + (rest.isEmpty() ? " and no other backend serves the model."
-                            : ".")));
-            return;
-        }
-        g.fallBack();
-        candidates = new Candidates(state, rest, callerOrThrow().bypassLimits());
-        attempt();
+        failover.timedOut(timeouts.armedMillis());
     }
 
     // ---------------------------------------------------------------- client events
@@ -592,7 +449,7 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             return;
         }
         finished = true;
-        cancelBackoff();
+        failover.cancelBackoff();
         timeouts.stop();
         if (committed) {
             service.metrics.streamAborted(StreamAbort.CLIENT_CLOSED);
@@ -649,23 +506,16 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         client.responseComplete(status, true, clientCh.close());
     }
 
-    private void failWithLastError() {
-        if (pinned()) {
-            pinnedFailure();
-        } else if (!fallBack(lastError.trigger(), lastError.status())) {
-            answer(lastError.response());
-        }
-    }
-
     /** Answers with a complete response of our own (an error, in the ingress's shape, or the model list); only before commit. */
-    private void answer(FullHttpResponse response) {
+    @Override
+    public void answer(FullHttpResponse response) {
         if (finished || committed) {
             response.release();
             return;
         }
         finished = true;
         committed = true;
-        cancelBackoff();
+        failover.cancelBackoff();
         Attempt a = attempt;
         if (a != null) {
             a.abandon();
@@ -674,14 +524,38 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         ResponseRelay.answer(client, converter, response, guard, a == null ? null : a.backend, out.fallbackModel());
     }
 
+    // ---------------------------------------------------------------- for the failover
+
+    @Override
+    public boolean open() {
+        return !committed && !finished;
+    }
+
+    @Override
+    public @Nullable PlanGuard guard() {
+        return guard;
+    }
+
+    @Override
+    public void abandonAttempt() {
+        Attempt a = attempt;
+        if (a != null) {
+            a.abandon();
+        }
+    }
+
+    @Override
+    public void modelSwitched(String model) {
+        ChatBodies cb = chatBodies;
+        if (cb != null) {
+            cb.model(model);
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private Attempt attemptOrThrow() {
         return Objects.requireNonNull(attempt, "no attempt");
-    }
-
-    private Candidates candidatesOrThrow() {
-        return Objects.requireNonNull(candidates, "not admitted");
     }
 
     private Admission.Caller callerOrThrow() {
@@ -699,14 +573,6 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
         PlanGuard g = guard;
         if (g != null) {
             g.discardError();
-        }
-    }
-
-    private void cancelBackoff() {
-        Future<?> t = backoff;
-        if (t != null) {
-            t.cancel(false);
-            backoff = null;
         }
     }
 

@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Builds each client connection's pipeline, one small method per concern, in this order:
- * idle timeout, header-read timeout, HTTP codec with the configured line and header limits (trailer maps
- * sized by {@link SizedHeaders}),
+ * the lingering close's byte count, idle timeout, header-read timeout, HTTP codec with the configured line and
+ * header limits (trailer maps sized by {@link SizedHeaders}), the lingering close's request-end tracker,
  * the request guard (414/431/400/501), the trust boundary (strips {@code x-dynamo-*} before anything
  * reads headers), the body limit (413), the body-read deadline (408), the buffered-bytes budget and
  * connection cap (503), aggregation (answers {@code 100-continue}), and the request handler. Limits
@@ -33,16 +33,18 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         boolean admitted = admit(ch, config);
         server.register(ch);
         ChannelPipeline p = ch.pipeline();
+        LingeringClose linger = addLingeringClose(p, config);
         IdleStateHandler idle = addIdleTimeout(p, config);
         HeaderReadTimeoutHandler headTimeout = addHeaderReadTimeout(p, config);
         addCodec(p, config);
-        addRequestGuard(p, headTimeout);
+        p.addLast("request-ends", linger.requestEnds());
+        addRequestGuard(p, headTimeout, linger);
         addTrustBoundary(p);
         addBodyLimit(p, config);
         addBodyReadTimeout(p, config);
         RequestBufferBudgetHandler budget = addBufferBudget(p, config, !admitted);
         addAggregator(p, config);
-        addRequestHandler(p, idle, headTimeout, config, budget);
+        addRequestHandler(p, idle, headTimeout, config, budget, linger);
     }
 
     /**
@@ -57,6 +59,15 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
         }
         ch.closeFuture().addListener(f -> server.admitted.decrementAndGet());
         return true;
+    }
+
+    /** Drains at least one maximal body, so any refused request within the body limit can finish sending. */
+    private LingeringClose addLingeringClose(ChannelPipeline p, ServerConfig config) {
+        IngressLimits limits = server.limits;
+        LingeringClose h = new LingeringClose(limits.lingerTime().toNanos(),
+                Math.max(limits.lingerBytes(), config.maxRequestBodySize().bytes()));
+        p.addLast("linger", h);
+        return h;
     }
 
     /**
@@ -84,8 +95,9 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
                 .setTrailersFactory(SizedHeaders.TRAILERS)));
     }
 
-    private static void addRequestGuard(ChannelPipeline p, HeaderReadTimeoutHandler headTimeout) {
-        p.addLast("request-guard", new RequestHeadGuardHandler(headTimeout));
+    private static void addRequestGuard(ChannelPipeline p, HeaderReadTimeoutHandler headTimeout,
+                                        LingeringClose linger) {
+        p.addLast("request-guard", new RequestHeadGuardHandler(headTimeout, linger));
     }
 
     private static void addTrustBoundary(ChannelPipeline p) {
@@ -113,8 +125,8 @@ final class HttpChannelInitializer extends ChannelInitializer<Channel> {
     }
 
     private void addRequestHandler(ChannelPipeline p, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
-                                   ServerConfig config, RequestBufferBudgetHandler budget) {
+                                   ServerConfig config, RequestBufferBudgetHandler budget, LingeringClose linger) {
         p.addLast("request-handler", new HttpRequestHandler(server, idle, headTimeout,
-                config.maxRequestBodySize().bytes(), budget));
+                config.maxRequestBodySize().bytes(), budget, linger));
     }
 }

@@ -13,13 +13,13 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -30,7 +30,6 @@ import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +65,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private final HeaderReadTimeoutHandler headTimeout;
     private final long maxBodyBytes;
     private final RequestBufferBudgetHandler budget;
+    private final LingeringClose linger;
     private final ArrayDeque<Object> pending = new ArrayDeque<>(2);
     private @Nullable ChannelHandlerContext ctx;
     private @Nullable Inflight current;
@@ -75,12 +75,13 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private boolean closed;
 
     HttpRequestHandler(ServerContext server, IdleStateHandler idle, HeaderReadTimeoutHandler headTimeout,
-                       long maxBodyBytes, RequestBufferBudgetHandler budget) {
+                       long maxBodyBytes, RequestBufferBudgetHandler budget, LingeringClose linger) {
         this.server = server;
         this.idle = idle;
         this.headTimeout = headTimeout;
         this.maxBodyBytes = maxBodyBytes;
         this.budget = budget;
+        this.linger = linger;
     }
 
     @Override
@@ -267,7 +268,7 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** A guard refused the request: answer it, stop sending, drain input briefly, close. */
+    /** A guard refused the request, maybe mid-upload: answer it, then drain the rest briefly and close. */
     private void reject(RejectedRequest r) {
         closed = true;
         releasePending();
@@ -277,18 +278,12 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         server.ingressMetrics.rejected(r.reason());
         server.metrics.recordHttp(method == null ? UNKNOWN_METHOD : method, Endpoint.OTHER, r.status(), 0);
         ChannelHandlerContext c = ctxOrThrow();
-        Channel ch = c.channel();
-        c.writeAndFlush(resp).addListener(f -> {
-            if (ch instanceof DuplexChannel d && ch.isActive()) {
-                ch.config().setAutoRead(true); // keep reading (and discarding) while lingering
-                d.shutdownOutput();
-                ch.eventLoop().schedule(() -> {
-                    ch.close();
-                }, server.limits.rejectLinger().toNanos(), TimeUnit.NANOSECONDS);
-            } else {
-                ch.close();
-            }
-        });
+        // The refused request's partial body goes now, not when the drain ends, and stops counting against the budget.
+        if (c.pipeline().get(HttpObjectAggregator.class) != null) {
+            c.pipeline().remove(HttpObjectAggregator.class);
+        }
+        budget.dropAssembling();
+        linger.closeAfter(c.writeAndFlush(resp));
     }
 
     /** The proxy route {@code uri} names, or null (not decoded, not a target, no such route). */

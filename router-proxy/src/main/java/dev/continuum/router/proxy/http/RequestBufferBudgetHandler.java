@@ -95,6 +95,15 @@ final class RequestBufferBudgetHandler extends ChannelInboundHandlerAdapter {
         global.addAndGet(-n);
     }
 
+    /** The request being read was refused and its partial body freed (the aggregator removed): it no longer counts. */
+    void dropAssembling() {
+        if (inactive || assembling == 0) {
+            return;
+        }
+        global.addAndGet(-assembling);
+        assembling = 0;
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         inactive = true;

@@ -16,15 +16,18 @@ import io.netty.util.ReferenceCountUtil;
  * over {@code max_initial_line_length} = 414, headers over {@code max_header_size} = 431, any
  * other malformed message = 400, a framing {@link RequestFraming} refuses = 400 or 501) and reports
  * heads and request ends to the header-read timeout.
- * After a rejection the codec discards the connection's input and so does this handler.
+ * After a rejection the codec discards the connection's input and so does this handler; the lingering
+ * close drains until the client closes or a bound is reached.
  * Buffers: releases failed and discarded messages; forwards the rest.
  */
 final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
     private final HeaderReadTimeoutHandler headTimeout;
+    private final LingeringClose linger;
     private boolean rejected;
 
-    RequestHeadGuardHandler(HeaderReadTimeoutHandler headTimeout) {
+    RequestHeadGuardHandler(HeaderReadTimeoutHandler headTimeout, LingeringClose linger) {
         this.headTimeout = headTimeout;
+        this.linger = linger;
     }
 
     @Override
@@ -58,6 +61,7 @@ final class RequestHeadGuardHandler extends ChannelInboundHandlerAdapter {
 
     private void reject(ChannelHandlerContext ctx, Object msg, Rejection reason) {
         rejected = true;
+        linger.unframed(); // a refused head's framing is not trusted to say where its body ends
         HttpRequest decoded = msg instanceof HttpRequest req && req.decoderResult().isSuccess() ? req : null;
         HttpMethod method = decoded == null ? null : decoded.method();
         // A head refused for its size was decoded up to its request line: its target still names the route's wire.
