@@ -36,12 +36,15 @@ import java.util.function.Consumer;
  */
 public final class KubernetesBenchmark {
     static final int OBJECTS = 16_384;
+    /** Held so the level sticks: the mock server logs every request at INFO through java.util.logging. */
+    private static final java.util.logging.Logger MOCK_SERVER_LOG = java.util.logging.Logger.getLogger("io.fabric8");
 
     private KubernetesBenchmark() {
     }
 
     public static void main(String[] args) throws Exception {
         List<String> which = args.length == 0 ? List.of("pods", "metadata") : List.of(args);
+        MOCK_SERVER_LOG.setLevel(java.util.logging.Level.WARNING);
         System.out.printf(Locale.ROOT, "java %s, %d cpus, max heap %d MiB%n", System.getProperty("java.version"),
                 Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20);
         if (which.contains("pods")) {

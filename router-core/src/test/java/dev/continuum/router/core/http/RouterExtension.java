@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -34,10 +33,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }</pre>
  *
  * <p>{@link Builder#build()} starts the upstreams at once, so a field initializer can read their URLs (as the
- * hand-written fields it replaces did). On an instance field (a new test instance per test) everything is
- * closed after each test. On a {@code static} field the upstreams, and the routers started outside a test
- * method (in {@code @BeforeAll}), live for the class, for classes whose tests only read from one router; a
- * router started inside a test method is still closed after that test. Closing runs in reverse order of
+ * hand-written fields it replaces did). On an instance field of a class with a new test instance per test,
+ * everything is closed after each test. On a {@code static} field (or an instance field of a
+ * {@code @TestInstance(PER_CLASS)} class: JUnit gives either the class callbacks) the upstreams, and the
+ * routers started outside a test method (in {@code @BeforeAll}), live for the class, for classes whose tests
+ * only read from one router; a router started inside a test method is still closed after that test. Closing runs in reverse order of
  * starting (routers before the upstreams behind them), attempts every resource even when one fails, and
  * reports the first failure with the others suppressed, each naming what failed to close.
  */
@@ -96,16 +96,11 @@ final class RouterExtension implements BeforeAllCallback, BeforeEachCallback, Af
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        classScoped = true; // only a static field receives the class callbacks
+        classScoped = true; // a static field, or an instance field of a @TestInstance(PER_CLASS) class
     }
 
     @Override
     public void beforeEach(ExtensionContext context) {
-        if (!classScoped && context.getTestInstanceLifecycle().orElse(null) == TestInstance.Lifecycle.PER_CLASS) {
-            // An instance field would close the upstreams after the first test and fail the rest confusingly.
-            throw new IllegalStateException("a @TestInstance(PER_CLASS) class needs a static @RegisterExtension "
-                    + "RouterExtension field: an instance field only gets the per-test callbacks");
-        }
         inTest = true;
     }
 
