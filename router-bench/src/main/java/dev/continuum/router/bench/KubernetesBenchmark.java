@@ -30,12 +30,14 @@ import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 /**
- * Measured runs for docs/benchmarks.md (a program of the benchmarks jar, not JMH): time and heap to list, classify and publish 16,384
- * Pods ({@code pods}) and 16,384 DynamoWorkerMetadata resources with one ready EndpointSlice per 100 Pods
- * ({@code metadata}) from fabric8's CRUD mock server, from supervisor start to the first complete snapshot.
+ * Measured runs for docs/benchmarks.md (a program of the benchmarks jar, not JMH): time and heap to list,
+ * classify and publish 16,384 (or {@code -Dbench.objects}) Pods ({@code pods}) and as many DynamoWorkerMetadata
+ * resources with one ready EndpointSlice per 100 Pods ({@code metadata}) from fabric8's CRUD mock server, from
+ * supervisor start to the first complete snapshot.
  */
 public final class KubernetesBenchmark {
-    static final int OBJECTS = 16_384;
+    /** Pods or metadata resources to create: 16,384 for the recorded runs, {@code -Dbench.objects} for a short one. */
+    static final int OBJECTS = Math.max(1, Math.min(Integer.getInteger("bench.objects", 16_384), 1 << 20));
     /** Held so the level sticks: the mock server logs every request at INFO through java.util.logging. */
     private static final java.util.logging.Logger MOCK_SERVER_LOG = java.util.logging.Logger.getLogger("io.fabric8");
 
