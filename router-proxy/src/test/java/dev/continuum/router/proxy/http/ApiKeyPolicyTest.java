@@ -13,28 +13,21 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ApiKeyPolicyTest {
     private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
 
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
-
     private void start(ConfigBuilder cfg) {
-        router = RouterHarness.start(cfg.build(), s -> s.proxyOptions(
+        router = harness.start(cfg.build(), s -> s.proxyOptions(
                 ProxyOptions.defaults().withWallClock(Clock.fixed(NOW, ZoneOffset.UTC))));
     }
 

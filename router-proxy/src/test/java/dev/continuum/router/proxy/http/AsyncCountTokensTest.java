@@ -11,11 +11,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * count_tokens with a counter that answers later on another thread, as a tokenizer-backed one does: the router
@@ -25,13 +25,15 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AsyncCountTokensTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final TestUpstream upstream = TestUpstream.start("upstream");
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("upstream").build();
+    private final TestUpstream upstream = harness.upstream("upstream");
     private final List<String> threads = new CopyOnWriteArrayList<>();
     private RouterHarness router;
 
     @BeforeAll
     void start() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("upstream", upstream.baseUrl(), "m").build(),
+        router = harness.start(ConfigBuilder.create().backend("upstream", upstream.baseUrl(), "m").build(),
                 s -> s.proxyOptions(Ingresses.standard(ProxyOptions.defaults(), chat -> {
                     if (chat.path("messages").size() > 1) {
                         return CompletableFuture.failedFuture(new IllegalStateException("tokenizer failed"));
@@ -41,12 +43,6 @@ class AsyncCountTokensTest {
                         return 1234L;
                     }, CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
                 })));
-    }
-
-    @AfterAll
-    void stop() {
-        router.close();
-        upstream.close();
     }
 
     @Test

@@ -15,12 +15,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The router's Anthropic Messages and Responses routes through the real server, a real upstream and a test hook
@@ -34,13 +34,15 @@ class ConvertedIngressesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String REFUSAL = "Prefill worker ID required in Direct routing mode";
     private static final String CODE = "disaggregated_prefill_decode_unavailable";
-    private final TestUpstream shim = TestUpstream.start("shim");
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("shim").build();
+    private final TestUpstream shim = harness.upstream("shim");
     private final List<String> hookSaw = new CopyOnWriteArrayList<>();
     private RouterHarness router;
 
     @BeforeAll
     void start() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("shim", shim.baseUrl(), "m").noRetry()
+        router = harness.start(ConfigBuilder.create().backend("shim", shim.baseUrl(), "m").noRetry()
                         .disaggregated(false).build(),
                 s -> s.proxyOptions(Ingresses.standard(ProxyOptions.defaults(), new EstimatedTokens())));
         router.server.proxy().dispatchHook(req -> {
@@ -54,12 +56,6 @@ class ConvertedIngressesTest {
     void reset() {
         hookSaw.clear();
         shim.clearRecorded();
-    }
-
-    @AfterAll
-    void stop() {
-        router.close();
-        shim.close();
     }
 
     private static JsonNode json(String s) throws Exception {

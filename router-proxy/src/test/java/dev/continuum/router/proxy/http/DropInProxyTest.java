@@ -25,11 +25,11 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Rust router's sections this build implements, each shown to act through a real router and real
@@ -42,20 +42,14 @@ import org.junit.jupiter.api.Timeout;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DropInProxyTest {
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
-    private final TestUpstream c = TestUpstream.start("c");
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").upstream("c").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
+    private final TestUpstream c = harness.upstream("c");
     private final VirtualTimer timer = new VirtualTimer();
-    private final RouterHarness router = RouterHarness.start(load(""),
+    private final RouterHarness router = harness.start(load(""),
             b -> b.proxyOptions(ProxyOptions.defaults().withTimer(timer)));
-
-    @AfterAll
-    void tearDown() {
-        router.close();
-        a.close();
-        b.close();
-        c.close();
-    }
 
     @BeforeEach
     void reset() {

@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -41,20 +41,15 @@ class FramingMatrixTest {
             + SMUGGLED_BODY.length() + "\r\n\r\n" + SMUGGLED_BODY;
     private static final Pattern STATUS_LINE = Pattern.compile("HTTP/1\\.[01] (\\d{3}) ");
 
-    private static TestUpstream upstream;
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private static final TestUpstream upstream = harness.upstream("a");
     private static RouterHarness router;
 
     @BeforeAll
     static void startRouter() {
-        upstream = TestUpstream.start("a");
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", upstream.baseUrl(), "m");
-        router = RouterHarness.start(cfg.build());
-    }
-
-    @AfterAll
-    static void stopRouter() {
-        router.close();
-        upstream.close();
+        router = harness.start(cfg.build());
     }
 
     @BeforeEach

@@ -21,9 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code global_prompts} and {@code requires_single_leading_system} on the chat path, through the real server and
@@ -35,18 +35,11 @@ class GlobalPromptsProxyTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String CHAT = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
             + "{\"role\":\"system\",\"content\":\"own\"}]}";
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
 
     private static GlobalPromptsConfig prompts(String defaultText, MergeStrategy strategy) {
         return new GlobalPromptsConfig(defaultText, null, null, Map.of("b", new PromptSource("for b", null, "for b")),
@@ -66,7 +59,7 @@ class GlobalPromptsProxyTest {
 
     @Test
     void eachBackendReceivesItsOwnRewrite() throws Exception {
-        router = RouterHarness.start(config(prompts("be brief", MergeStrategy.PREPEND)).build());
+        router = harness.start(config(prompts("be brief", MergeStrategy.PREPEND)).build());
 
         assertThat(router.post("/v1/chat/completions", CHAT).statusCode()).isEqualTo(200);
         assertThat(router.post("/v1/chat/completions", CHAT).statusCode()).isEqualTo(200);
@@ -83,7 +76,7 @@ class GlobalPromptsProxyTest {
 
     @Test
     void aCompletionsBodyIsNeverRewritten() {
-        router = RouterHarness.start(config(prompts("be brief", MergeStrategy.REPLACE)).build());
+        router = harness.start(config(prompts("be brief", MergeStrategy.REPLACE)).build());
         String body = "{\"model\":\"m\",\"prompt\":\"x\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
         assertThat(router.post("/v1/completions", body).statusCode()).isEqualTo(200);
@@ -94,7 +87,7 @@ class GlobalPromptsProxyTest {
 
     @Test
     void aReloadAppliesToTheNextRequest() throws Exception {
-        router = RouterHarness.start(config(prompts("first", MergeStrategy.PREPEND)).build());
+        router = harness.start(config(prompts("first", MergeStrategy.PREPEND)).build());
         router.post("/v1/chat/completions", CHAT);
         router.post("/v1/chat/completions", CHAT);
 
@@ -108,7 +101,7 @@ class GlobalPromptsProxyTest {
 
     @Test
     void theHookSeesTheRewritesAndTheTenantAndAPinnedBodyIsSentAsItWasMade() throws Exception {
-        router = RouterHarness.start(config(prompts("be brief", MergeStrategy.PREPEND)).disaggregated(true).build());
+        router = harness.start(config(prompts("be brief", MergeStrategy.PREPEND)).disaggregated(true).build());
         List<DispatchRequest> seen = new CopyOnWriteArrayList<>();
         byte[] pinned = "{\"model\":\"m\",\"messages\":[],\"nvext\":{\"token_data\":[1]}}".getBytes(StandardCharsets.UTF_8);
         router.server.proxy().dispatchHook(req -> {

@@ -23,22 +23,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GracefulShutdownTest {
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-    }
 
     private HttpResponse<InputStream> openStream() throws Exception {
         CompletableFuture<HttpResponse<InputStream>> pending = router.http.sendAsync(
@@ -50,7 +44,7 @@ class GracefulShutdownTest {
 
     @Test
     void letsAnInFlightStreamFinishWhileRefusingNewConnections() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
                 b -> b.shutdownGrace(Duration.ofSeconds(20)));
         a.defaultReply(Reply.controlledStream());
         // An idle keep-alive connection that has served one request.
@@ -88,7 +82,7 @@ class GracefulShutdownTest {
 
     @Test
     void aBusyConnectionGetsConnectionCloseOnItsResponse() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
                 b -> b.shutdownGrace(Duration.ofSeconds(10)));
         a.defaultReply(Reply.delayed(Duration.ofMillis(500), Reply.echo()));
         String body = "{\"model\":\"m\"}";
@@ -108,7 +102,7 @@ class GracefulShutdownTest {
 
     @Test
     void forceClosesWhatIsStillOpenWhenTheGraceRunsOut() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
                 b -> b.shutdownGrace(Duration.ofMillis(200)));
         a.defaultReply(Reply.controlledStream());
         HttpResponse<InputStream> res = openStream();
@@ -135,7 +129,7 @@ class GracefulShutdownTest {
         // What router-admin's HealthRoute answers, from the same readiness flag.
         LocalRoute health = req -> CompletableFuture.completedFuture(server.get().ready()
                 ? LocalResponse.json(200, "{\"status\":\"ok\"}") : LocalResponse.json(503, "{\"status\":\"draining\"}"));
-        router = RouterHarness.start(cfg.build(), b -> b.routeExact("/health", health)
+        router = harness.start(cfg.build(), b -> b.routeExact("/health", health)
                 .proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)).shutdownGrace(Duration.ofSeconds(20)));
         server.set(router.server);
         String probe = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";

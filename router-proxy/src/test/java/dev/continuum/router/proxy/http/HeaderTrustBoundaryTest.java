@@ -17,9 +17,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HeaderTrustBoundaryTest {
@@ -36,17 +36,11 @@ class HeaderTrustBoundaryTest {
         "x-prefill-dp-rank", "8",
         "x-tenant-id", "tenant-1"};
 
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     private final List<HttpHeaders> localSeen = new CopyOnWriteArrayList<>();
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-    }
 
     private static void assertStripped(Map<String, List<String>> headers) {
         assertThat(headers.keySet()).noneMatch(h -> h.startsWith("x-dynamo-"))
@@ -61,7 +55,7 @@ class HeaderTrustBoundaryTest {
             localSeen.add(req.headers());
             return CompletableFuture.completedFuture(LocalResponse.text(200, "ok"));
         };
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build(),
                 s -> s.routeExact("/health", recorder).routePrefix("/admin/", recorder));
 
         router.chat("m", CLIENT_HEADERS);
@@ -84,7 +78,7 @@ class HeaderTrustBoundaryTest {
 
     @Test
     void stripsNvextRoutingFieldsFromTheBodyAndKeepsTheRest() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         String body = "{\"model\":\"m\",\"nvext\":{\"backend_instance_id\":1,\"prefill_worker_id\":2,"
                 + "\"decode_worker_id\":3,\"dp_rank\":0,\"prefill_dp_rank\":0,\"token_data\":[1],"
                 + "\"annotations\":[\"keep\"]},\"messages\":[]}";
@@ -115,7 +109,7 @@ class HeaderTrustBoundaryTest {
 
     @Test
     void neverRelaysContinuumHeadersAnUpstreamForged() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.defaultReply(Reply.fixed(200, "application/json", "{\"ok\":true}", Map.of(
                 "x-continuum-worker-instance-id", "666",
                 "X-Continuum-Backend", "forged",

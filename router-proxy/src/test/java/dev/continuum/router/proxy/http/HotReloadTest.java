@@ -15,26 +15,18 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HotReloadTest {
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
-    private final TestUpstream c = TestUpstream.start("c");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").upstream("c").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
+    private final TestUpstream c = harness.upstream("c");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-        c.close();
-    }
 
     private static ConfigBuilder base() {
         ConfigBuilder cfg = ConfigBuilder.create().noRetry();
@@ -44,7 +36,7 @@ class HotReloadTest {
 
     @Test
     void movesTrafficToANewBackendAndKeepsTheStateOfAnUnchangedOne() throws Exception {
-        router = RouterHarness.start(base().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m").build());
+        router = harness.start(base().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m").build());
         a.enqueue(Reply.status(500, "{}"));
         assertThat(router.chat("m").statusCode()).isEqualTo(500); // a's breaker opens
         assertThat(router.backend("a").circuit()).isEqualTo(CircuitState.OPEN);
@@ -76,7 +68,7 @@ class HotReloadTest {
 
     @Test
     void aChangedUrlIsANewBackendWithFreshState() {
-        router = RouterHarness.start(base().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(base().backend("a", a.baseUrl(), "m").build());
         a.enqueue(Reply.status(500, "{}"));
         router.chat("m");
         assertThat(router.backend("a").circuit()).isEqualTo(CircuitState.OPEN);

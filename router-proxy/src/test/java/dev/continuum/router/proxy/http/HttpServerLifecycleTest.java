@@ -22,19 +22,16 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The server as a lifecycle component: failed start, stop before start, idempotent stop, the grace's source. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HttpServerLifecycleTest {
-    private final TestUpstream a = TestUpstream.start("a");
-
-    @AfterEach
-    void tearDown() {
-        a.close();
-    }
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
 
     /** Event-loop threads of every router server in this JVM ({@code continuum-io-*}). */
     private static long ioThreads() {

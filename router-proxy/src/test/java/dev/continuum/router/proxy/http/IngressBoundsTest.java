@@ -16,29 +16,23 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The ingress's shared bounds: body-read deadline, buffered-request budget, connection cap. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class IngressBoundsTest {
     private static final String BODY = "{\"model\":\"m\",\"pad\":\"" + "p".repeat(480) + "\"}";
 
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     private final AtomicLong clock = new AtomicLong(System.nanoTime());
     private RouterHarness router;
 
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-    }
-
     private void start(ConfigBuilder cfg) {
-        router = RouterHarness.start(cfg.build(),
+        router = harness.start(cfg.build(),
                 b -> b.proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)));
     }
 
@@ -179,7 +173,7 @@ class IngressBoundsTest {
             throw new OutOfMemoryError("Direct buffer memory (simulated)");
         };
         try (LogCapture logs = LogCapture.of(HttpRequestHandler.class)) {
-            router = RouterHarness.start(config(a).build(), b -> b.routeExact("/exhausted", exhausted));
+            router = harness.start(config(a).build(), b -> b.routeExact("/exhausted", exhausted));
             for (int i = 0; i < 2; i++) {
                 try (Socket s = connect()) {
                     write(s, "GET /exhausted HTTP/1.1\r\nHost: x\r\n\r\n");

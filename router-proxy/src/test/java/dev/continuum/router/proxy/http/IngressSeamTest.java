@@ -24,9 +24,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The ingress seam through the real server and real upstreams: a toy wire ({@link EchoWireConverter}) bound
@@ -37,21 +37,14 @@ import org.junit.jupiter.api.Timeout;
 class IngressSeamTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ProxyRoute ECHO = ProxyRoute.converted("/echo", Endpoint.OTHER, new EchoWireConverter());
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
 
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
-
     private void start(ConfigBuilder config) {
-        router = RouterHarness.start(config.build(), s -> s.proxyOptions(ProxyOptions.defaults().withIngress(ECHO)));
+        router = harness.start(config.build(), s -> s.proxyOptions(ProxyOptions.defaults().withIngress(ECHO)));
     }
 
     private static JsonNode json(String s) throws Exception {

@@ -21,12 +21,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A dispatch hook that answers {@link DispatchHook.Later}, through the real server and real upstreams (one
@@ -41,23 +41,18 @@ class LaterPlanTest {
     private static final String BODY = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     private static final String PINNED = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
             + "\"nvext\":{\"token_data\":[1,2,3]}}";
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
     private final List<DispatchPlan.Outcome> outcomes = new CopyOnWriteArrayList<>();
     private final List<CompletableFuture<@Nullable DispatchPlan>> pending = new CopyOnWriteArrayList<>();
 
     @BeforeAll
     void start() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m")
                 .disaggregated(true).build());
-    }
-
-    @AfterAll
-    void stop() {
-        router.close();
-        a.close();
-        b.close();
     }
 
     @BeforeEach

@@ -6,28 +6,21 @@ import dev.continuum.router.testing.Reply;
 import dev.continuum.router.testing.TestUpstream;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MetricsTest {
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
 
     @Test
     void exposesEveryFamilyWithClosedLabels() {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                         .backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m").build(),
                 s -> s.routeExact("/health", r -> CompletableFuture.completedFuture(LocalResponse.text(200, "ok"))));
         a.enqueue(Reply.status(503, "{}"));

@@ -24,12 +24,12 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code /v1/responses} to backends configured {@code responses_api: native}, through the real server and real
@@ -44,9 +44,12 @@ import org.junit.jupiter.api.Timeout;
 class NativeResponsesPassthroughTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PIN = "x-dynamo-worker-instance-id";
-    private final TestUpstream nativeUp = TestUpstream.start("native");
-    private final TestUpstream failing = TestUpstream.start("failing");
-    private final TestUpstream plain = TestUpstream.start("plain");
+    @RegisterExtension
+    static final RouterExtension harness = RouterExtension.builder().upstream("native").upstream("failing")
+            .upstream("plain").build();
+    private final TestUpstream nativeUp = harness.upstream("native");
+    private final TestUpstream failing = harness.upstream("failing");
+    private final TestUpstream plain = harness.upstream("plain");
     private final List<DispatchRequest> hookSaw = new CopyOnWriteArrayList<>();
     private final AtomicInteger pins = new AtomicInteger();
     private RouterHarness router;
@@ -58,7 +61,7 @@ class NativeResponsesPassthroughTest {
 
     @BeforeAll
     void start() {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                         .backend(backend("native", nativeUp.baseUrl(), ResponsesApi.NATIVE, "m", "r"))
                         .backend(backend("failing", failing.baseUrl(), ResponsesApi.NATIVE, "r"))
                         .backend(backend("plain", plain.baseUrl(), ResponsesApi.CONVERTED, "m", "c"))
@@ -79,14 +82,6 @@ class NativeResponsesPassthroughTest {
         nativeUp.clearRecorded();
         failing.clearRecorded();
         plain.clearRecorded();
-    }
-
-    @AfterAll
-    void stop() {
-        router.close();
-        nativeUp.close();
-        failing.close();
-        plain.close();
     }
 
     private static JsonNode json(String s) throws Exception {

@@ -9,26 +9,20 @@ import java.net.URI;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProxyingTest {
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-    }
 
     @Test
     void relaysABufferedCompletionWithStatusTypeAndUnchangedBody() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         String body = "{\"model\":\"m\",  \"messages\":[{\"role\":\"user\",\"content\":\"h\\u00e9llo\"}],\"extra\":{\"x\":[1,2]}}";
 
         HttpResponse<String> res = router.post("/v1/chat/completions?trace=1", body);
@@ -45,7 +39,7 @@ class ProxyingTest {
 
     @Test
     void appendsTheClientPathToTheBackendUrlPath() {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                 .backend("a", URI.create(a.baseUrl() + "/api/"), "m").build());
 
         assertThat(router.post("/v1/completions", "{\"model\":\"m\",\"prompt\":\"x\"}").statusCode()).isEqualTo(200);
@@ -55,7 +49,7 @@ class ProxyingTest {
 
     @Test
     void removesHopByHopHeadersAndKeepsEndToEndOnes() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
 
         router.chat("m", "x-custom", "1", "x-tenant-id", "t-1", "authorization", "Bearer upstream-key",
                 "proxy-authorization", "Basic Zm9vOmJhcg==");
@@ -71,7 +65,7 @@ class ProxyingTest {
 
     @Test
     void backendApiKeyReplacesTheClientAuthorization() {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                 .backend(ConfigBuilder.backendConfig("a", a.baseUrl(), 1, "sk-backend", null, true, false, "m"))
                 .build());
 
@@ -82,7 +76,7 @@ class ProxyingTest {
 
     @Test
     void reusesPooledUpstreamConnections() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
 
         for (int i = 0; i < 5; i++) {
             assertThat(router.chat("m").statusCode()).isEqualTo(200);
@@ -96,7 +90,7 @@ class ProxyingTest {
     void capsTheIdleConnectionsKeptPerBackend() throws Exception {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
         cfg.poolSize = 2;
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.defaultReply(Reply.delayed(java.time.Duration.ofMillis(300), Reply.echo()));
         String body = "{\"model\":\"m\"}";
         List<java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>>> all = new java.util.ArrayList<>();
@@ -115,7 +109,7 @@ class ProxyingTest {
 
     @Test
     void relaysUpstreamErrorStatusesAndBodies() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.enqueue(Reply.status(422, "{\"error\":{\"message\":\"bad prompt\"}}"));
 
         HttpResponse<String> res = router.chat("m");
@@ -126,7 +120,7 @@ class ProxyingTest {
 
     @Test
     void answersOpenAiErrorsForBadRequests() {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
 
         HttpResponse<String> badJson = router.post("/v1/chat/completions", "{\"model\":\"m\",");
         assertThat(badJson.statusCode()).isEqualTo(400);
@@ -162,7 +156,7 @@ class ProxyingTest {
                     .backend(ConfigBuilder.backendConfig("internal", internal.baseUrl(), 1, null, null, true, true, "secret"))
                     .backend(ConfigBuilder.backendConfig("disabled", disabled.baseUrl(), 1, null, null, false, false, "off"))
                     .health(java.time.Duration.ofMillis(100), 1, 1);
-            router = RouterHarness.start(cfg.build());
+            router = harness.start(cfg.build());
             org.awaitility.Awaitility.await().until(() -> !router.backend("any").reportedModels().isEmpty());
 
             HttpResponse<String> res = router.get("/v1/models");

@@ -18,14 +18,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RequestLimitsTest {
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     /** The header-read timeout's clock: a head is late only when the test moves this past the timeout. */
     private final AtomicLong clock = new AtomicLong(System.nanoTime());
     private RouterHarness router;
@@ -38,7 +40,7 @@ class RequestLimitsTest {
         cfg.maxHeader = new ByteSize(1024);
         cfg.headerReadTimeout = Duration.ofMillis(300);
         cfg.idleTimeout = Duration.ofMillis(500);
-        router = RouterHarness.start(cfg.build(), b -> b.proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)));
+        router = harness.start(cfg.build(), b -> b.proxyOptions(ProxyOptions.defaults().withNanoClock(clock::get)));
     }
 
     /**
@@ -67,12 +69,6 @@ class RequestLimitsTest {
         } finally {
             s.setSoTimeout(timeout);
         }
-    }
-
-    @AfterEach
-    void tearDown() {
-        router.close();
-        a.close();
     }
 
     private static String statusLine(String response) {
@@ -211,7 +207,7 @@ class RequestLimitsTest {
         router.close();
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
         cfg.idleTimeout = Duration.ofSeconds(1);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.enqueue(Reply.delayed(Duration.ofMillis(2900), Reply.echo()));
         String body = "{\"model\":\"m\"}";
         String chat = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()

@@ -18,24 +18,17 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ResilienceTest {
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
 
     private ConfigBuilder twoBackends() {
         return ConfigBuilder.create().backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m");
@@ -45,7 +38,7 @@ class ResilienceTest {
     void opensTheBreakerOfADownBackendAndMovesTrafficToAnother() {
         ConfigBuilder cfg = twoBackends().noRetry();
         cfg.breaker = new CircuitBreakerConfig(true, 2, 0.5, 100, Duration.ofSeconds(60), Duration.ofSeconds(60), 1, 1);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.stop(); // connections to a are refused from now on
 
         List<Integer> statuses = new ArrayList<>();
@@ -65,7 +58,7 @@ class ResilienceTest {
     void halfOpensAfterTheTimeoutAndClosesWhenTheBackendRecovered() {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m").noRetry();
         cfg.breaker = new CircuitBreakerConfig(true, 1, 0.5, 100, Duration.ofSeconds(60), Duration.ofMillis(200), 1, 1);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.enqueue(Reply.status(500, "{}"));
 
         assertThat(router.chat("m").statusCode()).isEqualTo(500);
@@ -78,7 +71,7 @@ class ResilienceTest {
 
     @Test
     void healthChecksMarkABackendDownAndBackUp() {
-        router = RouterHarness.start(twoBackends().health(Duration.ofMillis(50), 2, 2).build());
+        router = harness.start(twoBackends().health(Duration.ofMillis(50), 2, 2).build());
         await().until(() -> router.backend("a").health() == HealthState.HEALTHY);
 
         a.healthStatus(500);
@@ -107,7 +100,7 @@ class ResilienceTest {
         cfg.health = new dev.continuum.router.core.config.HealthCheckConfig(true, Duration.ofMillis(50),
                 Duration.ofMillis(500), 3, 1, "/v1/models", Duration.ofMillis(20), Duration.ofMillis(300));
         a.healthStatus(503);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
 
         await().until(() -> router.backend("a").health() == HealthState.WARMING_UP);
         assertThat(router.chat("m").body()).contains("\"upstream\":\"b\"");
@@ -120,7 +113,7 @@ class ResilienceTest {
     void aFreshBackendIsRoutableBeforeItsFirstProbe() {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m").health(Duration.ofSeconds(30), 1, 1);
         a.healthStatus(500); // the first probe will fail, but the request may win the race: unknown is routable
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         assertThat(router.backend("a").health()).isIn(HealthState.UNKNOWN, HealthState.DOWN);
         await().until(() -> router.backend("a").health() == HealthState.DOWN);
         assertThat(router.chat("m").statusCode()).isEqualTo(503);
@@ -128,7 +121,7 @@ class ResilienceTest {
 
     @Test
     void retriesA503OnAnotherBackend() {
-        router = RouterHarness.start(twoBackends().build());
+        router = harness.start(twoBackends().build());
         a.enqueue(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"));
 
         HttpResponse<String> res = router.chat("m");
@@ -142,7 +135,7 @@ class ResilienceTest {
 
     @Test
     void retriesAConnectFailureOnAnotherBackend() {
-        router = RouterHarness.start(twoBackends().build());
+        router = harness.start(twoBackends().build());
         a.stop();
 
         HttpResponse<String> res = router.chat("m");
@@ -157,7 +150,7 @@ class ResilienceTest {
     void doesNotRetryWhenTheBudgetIsSpent() {
         ConfigBuilder cfg = twoBackends();
         cfg.retry = new RetryConfig(true, 3, 0.0, 0, Duration.ZERO);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.enqueue(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"));
 
         HttpResponse<String> res = router.chat("m");
@@ -171,7 +164,7 @@ class ResilienceTest {
     void givesUpAfterMaxAttemptsWithTheLastError() {
         ConfigBuilder cfg = twoBackends();
         cfg.retry = new RetryConfig(true, 2, 1.0, 10, Duration.ofMillis(10));
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.stop();
         b.stop();
 
@@ -184,7 +177,7 @@ class ResilienceTest {
     @Test
     void answers504WhenTheUpstreamIsTooSlow() throws Exception {
         VirtualTimer timer = new VirtualTimer();
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                 .backend(ConfigBuilder.backendConfig("a", a.baseUrl(), 1, null, Duration.ofMillis(200), true, false, "m"))
                 .build(), s -> s.proxyOptions(ProxyOptions.defaults().withTimer(timer)));
         a.enqueue(Reply.delayed(Duration.ofMinutes(10), Reply.echo()));
@@ -206,7 +199,7 @@ class ResilienceTest {
     void answers503WhenNoBackendIsAvailable() {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m").noRetry();
         cfg.breaker = new CircuitBreakerConfig(true, 1, 0.5, 100, Duration.ofSeconds(60), Duration.ofSeconds(60), 1, 1);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.stop();
 
         assertThat(router.chat("m").statusCode()).isEqualTo(502);

@@ -5,26 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.continuum.router.core.config.SelectionStrategy;
 import dev.continuum.router.testing.TestUpstream;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SelectionTest {
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
-    private final TestUpstream c = TestUpstream.start("c");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").upstream("c").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
+    private final TestUpstream c = harness.upstream("c");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-        c.close();
-    }
 
     @Test
     void weightedRoundRobinDistributionIsExact() {
@@ -33,7 +25,7 @@ class SelectionTest {
                 .backend(ConfigBuilder.backendConfig("b", b.baseUrl(), 3, null, null, true, false, "m"))
                 .backend(ConfigBuilder.backendConfig("c", c.baseUrl(), 2, null, null, true, false, "m"));
         cfg.strategy = SelectionStrategy.WEIGHTED_ROUND_ROBIN;
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
 
         for (int i = 0; i < 100; i++) {
             assertThat(router.chat("m").statusCode()).isEqualTo(200);
@@ -46,7 +38,7 @@ class SelectionTest {
 
     @Test
     void roundRobinCyclesOverTheBackendsThatServeTheModel() {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                 .backend("a", a.baseUrl(), "m").backend("b", b.baseUrl()).backend("c", c.baseUrl(), "other").build());
 
         for (int i = 0; i < 10; i++) {

@@ -19,25 +19,18 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StreamingTest {
     private static final String STREAM_BODY = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";
-    private final TestUpstream a = TestUpstream.start("a");
-    private final TestUpstream b = TestUpstream.start("b");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").upstream("b").build();
+    private final TestUpstream a = harness.upstream("a");
+    private final TestUpstream b = harness.upstream("b");
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-        b.close();
-    }
 
     private HttpRequest streamRequest() {
         return HttpRequest.newBuilder(router.uri("/v1/chat/completions"))
@@ -47,7 +40,7 @@ class StreamingTest {
 
     @Test
     void relaysEachEventBeforeTheUpstreamSendsTheNext() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.defaultReply(Reply.controlledStream());
 
         CompletableFuture<HttpResponse<InputStream>> pending =
@@ -74,7 +67,7 @@ class StreamingTest {
 
     @Test
     void stopsReadingTheUpstreamWhileTheClientDoesNotRead() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         long total = 160L * 1024 * 1024;
         a.defaultReply(Reply.bulkStream(total, 16 * 1024));
 
@@ -109,7 +102,7 @@ class StreamingTest {
 
     @Test
     void neverRetriesOnceTheFirstByteWentToTheClient() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create()
+        router = harness.start(ConfigBuilder.create()
                 .backend("a", a.baseUrl(), "m").backend("b", b.baseUrl(), "m").build());
         a.defaultReply(Reply.controlledStream());
 
@@ -141,7 +134,7 @@ class StreamingTest {
     void cutsAStreamWhoseUpstreamFallsSilentForTheIdleTimeout() throws Exception {
         ConfigBuilder cfg = ConfigBuilder.create().backend("a", a.baseUrl(), "m");
         cfg.idleTimeout = Duration.ofMillis(400);
-        router = RouterHarness.start(cfg.build());
+        router = harness.start(cfg.build());
         a.defaultReply(Reply.controlledStream());
 
         CompletableFuture<HttpResponse<InputStream>> pending =
@@ -160,7 +153,7 @@ class StreamingTest {
 
     @Test
     void closesTheUpstreamWhenTheClientLeavesMidStream() throws Exception {
-        router = RouterHarness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
+        router = harness.start(ConfigBuilder.create().backend("a", a.baseUrl(), "m").build());
         a.defaultReply(Reply.controlledStream());
         StreamHandle upstream;
         try (Socket client = new Socket(InetAddress.getLoopbackAddress(), router.port)) {

@@ -10,24 +10,16 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import java.net.http.HttpResponse;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TlsUpstreamTest {
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().build();
     private TestUpstream upstream;
     private RouterHarness router;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        if (upstream != null) {
-            upstream.close();
-        }
-    }
 
     private static SslContext trusting(TestCertificate cert) {
         try {
@@ -41,8 +33,8 @@ class TlsUpstreamTest {
     @Test
     void proxiesToAnHttpsBackend() throws Exception {
         TestCertificate cert = TestCertificate.selfSigned("127.0.0.1");
-        upstream = TestUpstream.startTls("secure", cert);
-        router = RouterHarness.start(ConfigBuilder.create().backend("secure", upstream.baseUrl(), "m").build(),
+        upstream = harness.startTls("secure", cert);
+        router = harness.start(ConfigBuilder.create().backend("secure", upstream.baseUrl(), "m").build(),
                 s -> s.proxyOptions(ProxyOptions.defaults().withUpstreamTls(trusting(cert))));
 
         HttpResponse<String> res = router.chat("m");
@@ -55,8 +47,8 @@ class TlsUpstreamTest {
     @Test
     void refusesACertificateForAnotherHost() throws Exception {
         TestCertificate cert = TestCertificate.selfSigned("other.example");
-        upstream = TestUpstream.startTls("impostor", cert);
-        router = RouterHarness.start(ConfigBuilder.create().backend("impostor", upstream.baseUrl(), "m").noRetry().build(),
+        upstream = harness.startTls("impostor", cert);
+        router = harness.start(ConfigBuilder.create().backend("impostor", upstream.baseUrl(), "m").noRetry().build(),
                 s -> s.proxyOptions(ProxyOptions.defaults().withUpstreamTls(trusting(cert))));
 
         assertThat(router.chat("m").statusCode()).isEqualTo(502);
@@ -65,8 +57,8 @@ class TlsUpstreamTest {
 
     @Test
     void theDefaultTrustStoreRefusesAnUnknownIssuer() {
-        upstream = TestUpstream.startTls("self-signed", TestCertificate.selfSigned("127.0.0.1"));
-        router = RouterHarness.start(ConfigBuilder.create().backend("self-signed", upstream.baseUrl(), "m").noRetry().build());
+        upstream = harness.startTls("self-signed", TestCertificate.selfSigned("127.0.0.1"));
+        router = harness.start(ConfigBuilder.create().backend("self-signed", upstream.baseUrl(), "m").noRetry().build());
 
         assertThat(router.chat("m").statusCode()).isEqualTo(502);
         assertThat(upstream.completionCount()).isZero();

@@ -23,25 +23,19 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UnixSocketTest {
-    private final TestUpstream a = TestUpstream.start("a");
+    @RegisterExtension
+    final RouterExtension harness = RouterExtension.builder().upstream("a").build();
+    private final TestUpstream a = harness.upstream("a");
     private RouterHarness router;
     @TempDir
     Path dir;
-
-    @AfterEach
-    void tearDown() {
-        if (router != null) {
-            router.close();
-        }
-        a.close();
-    }
 
     private static String exchange(Path socket, String request) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -72,7 +66,7 @@ class UnixSocketTest {
         cfg.socketMode = 0660;
         // Unix-socket clients have no IP: the per-client limit cannot apply to them.
         cfg.rateLimiting = new RateLimitingConfig(true, new RateLimit(0.01, 1), null, null, null, List.of(), List.of());
-        router = RouterHarness.start(cfg.build(), s -> s.routeExact("/health", req -> {
+        router = harness.start(cfg.build(), s -> s.routeExact("/health", req -> {
             remotes.add(Optional.ofNullable(req.remoteAddress()));
             return CompletableFuture.completedFuture(LocalResponse.text(200, "ok"));
         }));

@@ -1,4 +1,4 @@
-package dev.continuum.router.load.bench;
+package dev.continuum.router.bench;
 
 import java.io.IOException;
 import java.io.InputStream;

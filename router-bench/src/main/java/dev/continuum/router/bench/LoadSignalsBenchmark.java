@@ -1,10 +1,17 @@
-package dev.continuum.router.load.bench;
+package dev.continuum.router.bench;
 
 import dev.continuum.router.discovery.DynamoPublisher;
+import dev.continuum.router.discovery.PublisherId;
+import dev.continuum.router.discovery.PublisherTopic;
+import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.eventplane.Backoff;
-import dev.continuum.router.load.Fixtures;
-import dev.continuum.router.load.LoadBenchAccess;
+import dev.continuum.router.load.DpRanks;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.load.LoadTargets;
+import dev.continuum.router.eventplane.SubscriptionState;
+import dev.continuum.router.testing.DynamoEventWire;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -22,19 +29,26 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /**
- * A measured main, outside the test run (no {@code @Test}); see docs/benchmarks.md for the command.
- * Every wait has a deadline and a watchdog halts the JVM past the overall budget, so it always ends; a
+ * A measured program of the benchmarks jar (a main, not JMH); see docs/benchmarks.md for the command. Every
+ * wait for a condition has a deadline, the fixed warm-up and measurement windows are deadlines on
+ * {@link System#nanoTime}, and a watchdog halts the JVM past the overall budget, so it always ends; a
  * measurement that runs out of time reports what arrived.
  *
  * <ol>
@@ -57,6 +71,8 @@ import org.msgpack.core.MessagePack;
  */
 public final class LoadSignalsBenchmark {
     private static final long PUBLISHER = 7;
+    private static final String NS = "dynamo";
+    private static final String TOPIC = "kv_metrics";
 
     private LoadSignalsBenchmark() {
     }
@@ -64,14 +80,16 @@ public final class LoadSignalsBenchmark {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "all";
         long budgetSeconds = Long.getLong("bench.budgetSeconds", 300);
+        CountDownLatch finished = new CountDownLatch(1);
         Thread watchdog = new Thread(() -> {
             try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(budgetSeconds));
-                System.out.println("WATCHDOG: over the " + budgetSeconds + " s budget; halting");
-                System.out.flush();
-                Runtime.getRuntime().halt(3);
+                if (!finished.await(budgetSeconds, TimeUnit.SECONDS)) {
+                    System.out.println("WATCHDOG: over the " + budgetSeconds + " s budget; halting");
+                    System.out.flush();
+                    Runtime.getRuntime().halt(3);
+                }
             } catch (InterruptedException e) {
-                // finished in time
+                Thread.currentThread().interrupt();
             }
         }, "bench-watchdog");
         watchdog.setDaemon(true);
@@ -90,7 +108,7 @@ public final class LoadSignalsBenchmark {
             default -> throw new IllegalArgumentException("mode: " + mode + " (expected: throughput|heap|storm|all)");
         }
         System.out.println("load average at the end: " + loadAverage());
-        watchdog.interrupt();
+        finished.countDown();
         System.exit(0);
     }
 
@@ -110,31 +128,31 @@ public final class LoadSignalsBenchmark {
         ServerSocketChannel server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress("127.0.0.1", 0));
         int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
-        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch stop = new CountDownLatch(1);
         AtomicLong sent = new AtomicLong();
         Thread feeder = new Thread(() -> feed(server, total, stop, sent), "bench-feeder");
         feeder.setDaemon(true);
         feeder.start();
-        LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry()).eventLoopGroup(group).build();
+        Outcomes outcomes = new Outcomes(new SimpleMeterRegistry());
+        LoadSupervisor supervisor = LoadSupervisor.builder(outcomes.registry).eventLoopGroup(group).build();
         supervisor.start().join();
         try {
-            supervisor.update(Fixtures.targets(1, List.of(Fixtures.publisher(PUBLISHER, "tcp://127.0.0.1:" + port)),
-                    Fixtures.worker(1)));
-            if (!await(() -> LoadBenchAccess.messages(supervisor) >= warmup, Duration.ofSeconds(60))) {
+            supervisor.update(targets(1, List.of(publisher(PUBLISHER, "tcp://127.0.0.1:" + port))));
+            if (!await(() -> outcomes.messages() >= warmup, Duration.ofSeconds(60))) {
                 System.out.printf(Locale.ROOT, "throughput: warm-up incomplete after 60 s: %.0f of %d messages"
-                        + " arrived, %d sent; results %s%n", LoadBenchAccess.messages(supervisor), warmup, sent.get(),
-                        LoadBenchAccess.results(supervisor));
+                        + " arrived, %d sent; results %s%n", outcomes.messages(), warmup, sent.get(),
+                        outcomes.results());
                 return;
             }
-            double m0 = LoadBenchAccess.messages(supervisor);
+            double m0 = outcomes.messages();
             long t0 = System.nanoTime();
             long cpu0 = threads.getThreadCpuTime(loopThread);
             long alloc0 = threads.getThreadAllocatedBytes(loopThread);
-            boolean complete = await(() -> LoadBenchAccess.messages(supervisor) >= total, Duration.ofSeconds(120));
+            boolean complete = await(() -> outcomes.messages() >= total, Duration.ofSeconds(120));
             long t1 = System.nanoTime();
             long cpu1 = threads.getThreadCpuTime(loopThread);
             long alloc1 = threads.getThreadAllocatedBytes(loopThread);
-            double measured = LoadBenchAccess.messages(supervisor) - m0;
+            double measured = outcomes.messages() - m0;
             System.out.printf(Locale.ROOT, "throughput: %s%.0f messages measured after %d warm-up, raw ZMTP PUB on"
                             + " loopback -> one Netty event loop -> store%n",
                     complete ? "" : "INCOMPLETE (120 s deadline) ", measured, warmup);
@@ -145,9 +163,9 @@ public final class LoadSignalsBenchmark {
                     100.0 * (cpu1 - cpu0) / (t1 - t0));
             System.out.printf(Locale.ROOT, "  allocated on the event loop: %.0f bytes/message%n",
                     (alloc1 - alloc0) / measured);
-            System.out.println("  results: " + LoadBenchAccess.results(supervisor));
+            System.out.println("  results: " + outcomes.results());
         } finally {
-            stop.set(true);
+            stop.countDown();
             server.close();
             supervisor.stop().get(15, TimeUnit.SECONDS);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
@@ -156,16 +174,16 @@ public final class LoadSignalsBenchmark {
     }
 
     /** Accepts one subscriber and writes {@code total} messages (sequences 1..total), blocking on backpressure. */
-    private static void feed(ServerSocketChannel server, long total, AtomicBoolean stop, AtomicLong sent) {
+    private static void feed(ServerSocketChannel server, long total, CountDownLatch stop, AtomicLong sent) {
         try (SocketChannel ch = server.accept()) {
             ch.socket().setTcpNoDelay(true);
             writeFully(ch, ByteBuffer.wrap(BenchPeers.concat(BenchPeers.greeting(3), BenchPeers.readyPub())));
             Wire[] templates = new Wire[8];
             for (int i = 0; i < templates.length; i++) {
-                templates[i] = new Wire(Fixtures.activeLoad(1, i, 100L + i, 4_000L + i));
+                templates[i] = new Wire(DynamoEventWire.activeLoad(1, i, 100L + i, 4_000L + i));
             }
             ByteBuffer chunk = ByteBuffer.allocateDirect(64 * 1024);
-            for (long seq = 1; seq <= total && !stop.get(); seq++) {
+            for (long seq = 1; seq <= total && stop.getCount() > 0; seq++) {
                 Wire w = templates[(int) (seq & 7)];
                 if (chunk.remaining() < w.bytes.length) {
                     chunk.flip();
@@ -180,11 +198,9 @@ public final class LoadSignalsBenchmark {
             }
             chunk.flip();
             writeFully(ch, chunk);
-            while (!stop.get()) {
-                Thread.sleep(10); // keep the connection open until the measurement is done
-            }
+            stop.await(); // keep the connection open until the measurement is done
         } catch (IOException | InterruptedException e) {
-            if (!stop.get()) {
+            if (stop.getCount() > 0) {
                 System.out.println("feeder: " + e);
             }
         }
@@ -213,13 +229,13 @@ public final class LoadSignalsBenchmark {
                 envelopeAt = (int) p.getTotalWrittenBytes() + 1; // after the 0xcf marker
                 p.writePayload(new byte[] {(byte) 0xcf, 0, 0, 0, 0, 0, 0, 0, 0}); // uint64, patched per message
                 p.packString("published_at").packLong(1_790_000_000_000L);
-                p.packString("topic").packString(Fixtures.TOPIC);
+                p.packString("topic").packString(TOPIC);
                 p.packString("payload").packBinaryHeader(activeLoad.length);
                 p.writePayload(activeLoad);
                 envelope = p.toByteArray();
             }
-            byte[][] parts = {Fixtures.TOPIC.getBytes(StandardCharsets.US_ASCII), Fixtures.u64(PUBLISHER), new byte[8],
-                Fixtures.frame(envelope)};
+            byte[][] parts = {TOPIC.getBytes(StandardCharsets.US_ASCII), DynamoEventWire.u64(PUBLISHER), new byte[8],
+                DynamoEventWire.frame(envelope)};
             ByteBuffer b = ByteBuffer.allocate(4 * 9 + parts[0].length + 16 + parts[3].length);
             int frameSeq = 0;
             int envSeq = 0;
@@ -254,17 +270,16 @@ public final class LoadSignalsBenchmark {
             // Warm-up: connect and tear down a few subscriptions first, so one-time costs (classes' static
             // state, the event loop's thread-local caches, the allocator's first chunk) are in the baseline.
             int warm = Math.min(16, count);
-            supervisor.update(Fixtures.targets(1, publishers(1_000, warm, peers.ports), Fixtures.worker(1)));
-            await(() -> LoadBenchAccess.connected(supervisor) >= warm, Duration.ofSeconds(30));
-            supervisor.update(Fixtures.targets(2, List.of(), Fixtures.worker(1)));
+            supervisor.update(targets(1, publishers(1_000, warm, peers.ports)));
+            await(() -> connected(supervisor) >= warm, Duration.ofSeconds(30));
+            supervisor.update(targets(2, List.of()));
             await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
             pastStopGrace();
             long baseline = usedHeapAfterGc();
-            supervisor.update(Fixtures.targets(3, publishers(10_000, count, peers.ports), Fixtures.worker(1)));
-            boolean all = await(() -> LoadBenchAccess.connected(supervisor) >= count, Duration.ofSeconds(90));
-            long connected = LoadBenchAccess.connected(supervisor);
-            Thread.sleep(1_000);
-            long loaded = usedHeapAfterGc();
+            supervisor.update(targets(3, publishers(10_000, count, peers.ports)));
+            boolean all = await(() -> connected(supervisor) >= count, Duration.ofSeconds(90));
+            long connected = connected(supervisor);
+            long loaded = usedHeapAfterGc(); // collects until the heap stops shrinking: the handshakes' garbage is gone
             long delta = loaded - baseline;
             System.out.printf(Locale.ROOT, "heap: %s%d of %d subscriptions connected and idle; used heap after GC"
                             + " %d -> %d bytes: +%d bytes (%.1f KiB), %d bytes (%.2f KiB) per subscription%n",
@@ -273,7 +288,7 @@ public final class LoadSignalsBenchmark {
             long hold = Long.getLong("bench.holdSeconds", 0);
             if (hold > 0) { // time for `jcmd <pid> GC.class_histogram` while the subscriptions are idle
                 System.out.println("  holding " + hold + " s, pid " + ProcessHandle.current().pid());
-                Thread.sleep(TimeUnit.SECONDS.toMillis(Math.min(hold, 120)));
+                holdFor(Duration.ofSeconds(Math.min(hold, 120)));
             }
         } finally {
             supervisor.stop().get(15, TimeUnit.SECONDS);
@@ -284,7 +299,7 @@ public final class LoadSignalsBenchmark {
     private static List<DynamoPublisher> publishers(long firstId, int count, List<Integer> ports) {
         List<DynamoPublisher> records = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            records.add(Fixtures.publisher(firstId + i, "tcp://127.0.0.1:" + ports.get(i % ports.size())));
+            records.add(publisher(firstId + i, "tcp://127.0.0.1:" + ports.get(i % ports.size())));
         }
         return records;
     }
@@ -292,38 +307,39 @@ public final class LoadSignalsBenchmark {
     // ---------------------------------------------------------------- hostile-peer storm
 
     static void storm(int count, int seconds) throws Exception {
-        LoadSupervisor supervisor = LoadSupervisor.builder(new SimpleMeterRegistry())
+        Outcomes outcomes = new Outcomes(new SimpleMeterRegistry());
+        LoadSupervisor supervisor = LoadSupervisor.builder(outcomes.registry)
                 .backoff(new Backoff(Duration.ofMillis(50), Duration.ofSeconds(1), Duration.ofSeconds(30))).build();
         supervisor.start().join();
         int ports = 8;
         Peers peers = Peers.start("hostile", ports);
         try {
             // Warm-up: a short storm first, so one-time costs are in the baseline; then the measured storm.
-            supervisor.update(Fixtures.targets(1, publishers(1_000, count, peers.ports), Fixtures.worker(1)));
-            Thread.sleep(3_000);
-            supervisor.update(Fixtures.targets(2, List.of(), Fixtures.worker(1)));
+            supervisor.update(targets(1, publishers(1_000, count, peers.ports)));
+            holdFor(Duration.ofSeconds(3)); // the warm-up storm's fixed length
+            supervisor.update(targets(2, List.of()));
             await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
             pastStopGrace();
-            long refusedBefore = (long) LoadBenchAccess.refused(supervisor);
+            long refusedBefore = (long) outcomes.refused();
             long before = usedHeapAfterGc();
-            supervisor.update(Fixtures.targets(3, publishers(20_000, count, peers.ports), Fixtures.worker(1)));
+            supervisor.update(targets(3, publishers(20_000, count, peers.ports)));
             List<String> during = new ArrayList<>();
             for (int third = 1; third <= 3; third++) {
-                Thread.sleep(seconds * 1000L / 3);
-                during.add(usedHeapAfterGc() + " (" + ((long) LoadBenchAccess.refused(supervisor) - refusedBefore)
+                holdFor(Duration.ofMillis(seconds * 1000L / 3)); // a third of the measured storm
+                during.add(usedHeapAfterGc() + " (" + ((long) outcomes.refused() - refusedBefore)
                         + " refused)");
             }
-            supervisor.update(Fixtures.targets(4, List.of(), Fixtures.worker(1)));
+            supervisor.update(targets(4, List.of()));
             boolean drained = await(() -> supervisor.subscriptions().isEmpty(), Duration.ofSeconds(20));
             pastStopGrace();
             long after = usedHeapAfterGc();
             System.out.printf(Locale.ROOT, "storm: %d subscriptions x %d s against hostile peers (backoff 50 ms..1 s),"
                             + " after a 3 s warm-up storm: %d transport_refused in the measured storm%n", count, seconds,
-                    (long) LoadBenchAccess.refused(supervisor) - refusedBefore);
+                    (long) outcomes.refused() - refusedBefore);
             System.out.printf(Locale.ROOT, "  used heap after GC: before %d; during %s; after teardown %d%s"
                             + " (after - before = %+d bytes)%n", before, String.join(", ", during), after,
                     drained ? "" : " (subscriptions not yet torn down after 20 s)", after - before);
-            System.out.println("  results (warm-up and measured): " + LoadBenchAccess.results(supervisor));
+            System.out.println("  results (warm-up and measured): " + outcomes.results());
         } finally {
             supervisor.stop().get(15, TimeUnit.SECONDS);
             System.out.println("  peers (warm-up and measured): " + peers.close());
@@ -390,37 +406,113 @@ public final class LoadSignalsBenchmark {
         }
     }
 
-    private interface Condition {
-        boolean holds() throws Exception;
+    private static WorkerId worker() {
+        return new WorkerId(NS, 1);
     }
 
-    /** Polls every millisecond until {@code condition} holds or {@code timeout} passes. */
-    private static boolean await(Condition condition, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.holds()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            Thread.sleep(1);
+    private static DynamoPublisher publisher(long publisherId, String address) {
+        return new DynamoPublisher(new PublisherId(NS, publisherId), PublisherTopic.KV_METRICS, "decode", "generate",
+                address);
+    }
+
+    /** The publishers' targets for the one live worker, declaring ranks 0 to 7 (the samples use those). */
+    private static LoadTargets targets(long generation, List<DynamoPublisher> publishers) {
+        return new LoadTargets(generation, publishers, Map.of(worker(), new DpRanks(0, 8)));
+    }
+
+    private static long connected(LoadSupervisor supervisor) {
+        return supervisor.subscriptions().stream().filter(s -> s.state() == SubscriptionState.CONNECTED).count();
+    }
+
+    /** The supervisor's outcome counters, read from its registry ({@code continuum_dynamo_load_events_total}). */
+    private static final class Outcomes {
+        private static final String EVENTS = "continuum.dynamo.load.events";
+        private static final String REFUSED = "transport_refused";
+        final MeterRegistry registry;
+
+        Outcomes(MeterRegistry registry) {
+            this.registry = registry;
         }
-        return true;
+
+        /** Every message outcome so far (everything but transport_refused), summed. */
+        double messages() {
+            double sum = 0;
+            for (Counter c : registry.find(EVENTS).counters()) {
+                if (!REFUSED.equals(c.getId().getTag("result"))) {
+                    sum += c.count();
+                }
+            }
+            return sum;
+        }
+
+        double refused() {
+            Counter c = registry.find(EVENTS).tag("result", REFUSED).counter();
+            return c == null ? 0 : c.count();
+        }
+
+        /** The non-zero series by result label. */
+        Map<String, Long> results() {
+            Map<String, Long> out = new LinkedHashMap<>();
+            for (Counter c : registry.find(EVENTS).counters()) {
+                long v = (long) c.count();
+                if (v != 0) {
+                    out.put(String.valueOf(c.getId().getTag("result")), v);
+                }
+            }
+            return out;
+        }
+    }
+
+    /** Polls every millisecond until {@code condition} holds or {@code timeout} passes; false on the timeout. */
+    private static boolean await(Callable<Boolean> condition, Duration timeout) {
+        try {
+            Awaitility.await().atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                    .until(condition);
+            return true;
+        } catch (ConditionTimeoutException e) {
+            return false;
+        }
     }
 
     /**
-     * Waits out {@link LoadSupervisor#STOP_GRACE}: each stopped subscription stays reachable from its grace
-     * timer until then, which would otherwise count in a heap measurement taken right after a teardown.
+     * Lets a fixed span of time pass (a warm-up or measurement window, or a grace period nothing signals the end
+     * of): a deadline on {@link System#nanoTime}, parking for what is left, so an early wake-up cannot shorten it.
      */
-    private static void pastStopGrace() throws InterruptedException {
-        Thread.sleep(LoadSupervisor.STOP_GRACE.toMillis() + 1_000);
+    private static void holdFor(Duration span) {
+        long deadline = System.nanoTime() + span.toNanos();
+        for (long left = span.toNanos(); left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
     }
 
-    /** Used heap after five {@code System.gc()} calls (full collections with G1 and the serial/parallel GCs). */
-    private static long usedHeapAfterGc() throws InterruptedException {
-        for (int i = 0; i < 5; i++) {
+    /**
+     * Lets {@link LoadSupervisor#STOP_GRACE} pass: each stopped subscription stays reachable from its grace timer
+     * until then, which would otherwise count in a heap measurement taken right after a teardown. Nothing public
+     * signals that the timers ran, so this is a deadline, one second past the grace.
+     */
+    private static void pastStopGrace() {
+        holdFor(LoadSupervisor.STOP_GRACE.plusSeconds(1));
+    }
+
+    /**
+     * Used heap once full collections stop freeing anything that matters: {@code System.gc()} (a full collection
+     * with G1 and the serial/parallel GCs) at least three times and until a collection frees less than 64 KiB,
+     * at most ten times. What the old fixed pauses between collections waited for (references cleared by one
+     * collection, freed by the next) is this condition.
+     */
+    private static long usedHeapAfterGc() {
+        var memory = ManagementFactory.getMemoryMXBean();
+        long previous = Long.MAX_VALUE;
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 10; i++) {
             System.gc();
-            Thread.sleep(100);
+            used = memory.getHeapMemoryUsage().getUsed();
+            if (i >= 2 && previous - used < 64 * 1024) {
+                break;
+            }
+            previous = used;
         }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        return used;
     }
 
     private static String loadAverage() {

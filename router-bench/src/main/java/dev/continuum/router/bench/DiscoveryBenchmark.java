@@ -1,4 +1,4 @@
-package dev.continuum.router.discovery.bench;
+package dev.continuum.router.bench;
 
 import static dev.continuum.router.testing.DynamoRecords.card;
 import static dev.continuum.router.testing.DynamoRecords.cardKey;
@@ -35,7 +35,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 
 /**
- * Measured runs for docs/benchmarks.md (a main, not a test: numbers are recorded, never asserted).
+ * Measured runs for docs/benchmarks.md (a program of the benchmarks jar, not JMH: numbers are recorded, never
+ * asserted).
  *
  * <ul>
  *   <li>{@code reducer}: materialize 16,384 workers with cards and kv_metrics channels (49,152 records) from
@@ -194,7 +195,11 @@ public final class DiscoveryBenchmark {
                     seen = registry.awaitGeneration(seen, Duration.ofSeconds(60));
                 }
                 long firstSnapshot = System.nanoTime() - t0;
+                long connectDeadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (!registry.snapshot().connected()) {
+                    if (System.nanoTime() - connectDeadline > 0) {
+                        throw new IllegalStateException("the watches did not all open within 60 s");
+                    }
                     Thread.onSpinWait();
                 }
                 long connected = System.nanoTime() - t0;
