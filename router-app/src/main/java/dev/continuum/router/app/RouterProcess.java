@@ -176,7 +176,7 @@ final class RouterProcess implements AutoCloseable {
         // (below) turns the subscriptions on while it is on.
         KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
         // kv-events dial as kv_metrics does: directly, or through the event bus under transport: broker.
-        KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry)
+        KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(false) // KvRouting's switch
                 .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), loadConfig -> new BrokerConnector(bus.bus())))
                 .load(config.dynamo().section(sections.load())).ticker(ticker).build());
         stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));

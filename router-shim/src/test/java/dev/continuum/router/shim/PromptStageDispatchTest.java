@@ -53,8 +53,10 @@ class PromptStageDispatchTest {
     };
     private final DynamoSnapshot snapshot = new DynamoSnapshot(true, DiscoverySourceKind.FILE, List.of("dynamo"), 1,
             true, FleetView.of(List.of(), List.of()));
-    private final ShimDispatcher dispatcher = ShimDispatcher.create(() -> snapshot,
-            () -> new ShimConfig(List.of("frontend", "frontend-2"), List.of(), Map.of("m", "worker-m")), picker,
+    /** One instance, as the config store hands out one per generation (the dispatcher caches by identity). */
+    private final ShimConfig shimConfig =
+            new ShimConfig(List.of("frontend", "frontend-2"), List.of(), Map.of("m", "worker-m"));
+    private final ShimDispatcher dispatcher = ShimDispatcher.create(() -> snapshot, () -> shimConfig, picker,
             new SimpleMeterRegistry());
 
     private static DispatchRequest request(List<String> backends, ChatRewrites rewrites, boolean chatBody) {
@@ -154,22 +156,25 @@ class PromptStageDispatchTest {
     void aStageThatFallsBackCostsTheDispatchNoAllocation() {
         recording.set(false);
         DispatchRequest request = request();
-        dispatcher.use(picker, null);
-        long loadOnly = bytesPerPlan(request);
-        dispatcher.use(picker, (r, model, replica) -> PromptFallback.TOKENIZER_UNAVAILABLE);
-        long withStage = bytesPerPlan(request);
-        dispatcher.use(picker, null);
-        long loadOnlyAgain = bytesPerPlan(request);
+        PromptStage fallingBack = (r, model, replica) -> PromptFallback.TOKENIZER_UNAVAILABLE;
+        long loadOnly = Long.MAX_VALUE;
+        long withStage = Long.MAX_VALUE;
+        // Alternating rounds, the least of each: a round can catch the JIT compiling or a GC's bookkeeping.
+        for (int round = 0; round < 4; round++) {
+            dispatcher.use(picker, null);
+            loadOnly = Math.min(loadOnly, bytesPerPlan(request));
+            dispatcher.use(picker, fallingBack);
+            withStage = Math.min(withStage, bytesPerPlan(request));
+        }
         // Printed for the record (allocation figures hold on a loaded machine).
-        System.out.printf("bytes per dispatch: load-only %d, stage falling back %d, load-only again %d%n", loadOnly,
-                withStage, loadOnlyAgain);
-        assertThat(withStage).isLessThanOrEqualTo(Math.max(loadOnly, loadOnlyAgain) + 8);
+        System.out.printf("bytes per dispatch: load-only %d, stage falling back %d%n", loadOnly, withStage);
+        assertThat(withStage).isLessThanOrEqualTo(loadOnly + 8);
     }
 
     private long bytesPerPlan(DispatchRequest request) {
         var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         long id = Thread.currentThread().getId();
-        for (int i = 0; i < 20_000; i++) {
+        for (int i = 0; i < 10_000; i++) {
             end(dispatcher.plan(request));
         }
         int n = 5_000;

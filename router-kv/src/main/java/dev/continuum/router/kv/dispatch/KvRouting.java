@@ -230,7 +230,8 @@ public final class KvRouting extends StartStopSupport {
          * @param shim          the dispatcher whose picker and stage this component sets
          * @param picking       the load-based picking the KV-aware picker shares its index, ledger and counters with
          * @param index         the KV index's read side
-         * @param subscriptions the kv-events subscriptions, on while KV routing is
+         * @param subscriptions the kv-events subscriptions, on while KV routing is (build it {@code enabled(false)}:
+         *                      this component turns it on when it starts)
          * @param snapshots     the registry's current view
          */
         public KvRouting build(ShimDispatcher shim, LoadBasedPicking picking, PrefixOverlap index,

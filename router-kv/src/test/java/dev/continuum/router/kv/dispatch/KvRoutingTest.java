@@ -95,7 +95,7 @@ class KvRoutingTest {
         picking = LoadBasedPicking.create(LoadSupervisor.builder(meters).build().store(), System::nanoTime, meters,
                 fleet);
         KvIndexWriter index = new KvIndexWriter(meters, IndexLimits.DEFAULT);
-        kvEvents = KvSupervisor.builder(index, meters).build();
+        kvEvents = KvSupervisor.builder(index, meters).enabled(false).build(); // as the router builds it
         shim = ShimDispatcher.create(fleet::snapshot, () -> shimConfig, picking.picker(), meters);
         routing = KvRouting.builder(config(true),
                         new HuggingFacePromptEncoder(PromptLimits.defaults(), meters, System::nanoTime, dir.resolve("djl")),
