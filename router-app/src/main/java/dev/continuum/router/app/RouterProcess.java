@@ -24,15 +24,12 @@ import dev.continuum.router.eventbus.EventBusSupervisor;
 import dev.continuum.router.kv.backend.KvCacheIndexSupervisor;
 import dev.continuum.router.eventplane.ChannelDialer;
 import dev.continuum.router.load.LoadSupervisor;
-import dev.continuum.router.kv.config.KvConfig;
-import dev.continuum.router.kv.dispatch.KvPipeline;
+import dev.continuum.router.kv.dispatch.KvRouting;
 import dev.continuum.router.kv.index.IndexLimits;
 import dev.continuum.router.kv.index.KvIndexWriter;
 import dev.continuum.router.kv.supervisor.KvSupervisor;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptLimits;
-import dev.continuum.router.shim.DynamoWorkerPicker;
-import dev.continuum.router.shim.KvPickerSettings;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.ShimDispatcher;
 import io.netty.handler.codec.http.HttpMethod;
@@ -174,27 +171,27 @@ final class RouterProcess implements AutoCloseable {
         LoadBasedPicking picking = stack.push(
                 LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry()));
 
-        // The KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools), before the server so
-        // the server drains before it stops.
-        KvPipeline kv = stack.push(KvPipeline.create(() -> store.current().dynamo().section(sections.kv()),
-                new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
-                        Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")),
-                registry, System.getenv(), ticker));
-        // Loads the fleet's pinned tokenizers ahead of their first requests, which would otherwise fall back.
-        stack.push(kv.warmUp(discovery.registry()::snapshot));
         // The KV index (its single writer thread) and the kv-events subscriptions feeding it. Built whatever
-        // dynamo.kv.enabled says, so a reload can turn KV routing on or off without touching discovery; while
-        // it is off no subscription runs and the picker is the load-based one.
-        KvConfig kvAtStart = config.dynamo().section(sections.kv());
+        // dynamo.kv.enabled says, so a reload can turn KV routing on or off without touching discovery; KvRouting
+        // (below) turns the subscriptions on while it is on.
         KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
         // kv-events dial as kv_metrics does: directly, or through the event bus under transport: broker.
-        KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(kvAtStart.enabled())
+        KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(false) // KvRouting's switch
                 .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), () -> new BrokerConnector(bus.bus())))
                 .load(config.dynamo().section(sections.load())).ticker(ticker).build());
         stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));
-        // Read once per pick: kept as one object, replaced on reload, so a pick allocates no settings.
-        AtomicReference<KvPickerSettings> kvSettings = new AtomicReference<>(kvAtStart.pickerSettings());
-        DynamoWorkerPicker kvPicker = picking.kvAware(kvIndex.index(), kvSettings::get, registry);
+        // Worker pinning: the shim dispatcher runs the whole dispatch and reads the live snapshot, load store and
+        // shim config per request, so reloads need no re-wiring here.
+        ShimDispatcher shim = ShimDispatcher.create(discovery.registry()::snapshot,
+                () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry);
+        // The one owner of dynamo.kv: the KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools)
+        // and, per config generation, the dispatcher's picker and prompt stage, the kv-events subscriptions, the
+        // model warm-up and count_tokens. Before the server, so the server drains before it stops.
+        KvRouting kv = stack.push(KvRouting.builder(config.dynamo().section(sections.kv()),
+                        new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
+                                Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")), registry)
+                .environment(System.getenv()).ticker(ticker).fallbackCounter(new EstimatedTokens())
+                .build(shim, picking, kvIndex.index(), kvEvents, discovery.registry()::snapshot));
         // broker_coverage and the debounced continuum_dynamo_broker_* gauges, over both families' subscriptions.
         BrokerCoverageWiring coverage = new BrokerCoverageWiring(registry, bus.bus(), discovery.registry(),
                 store::current, sections, load, kvEvents);
@@ -215,9 +212,7 @@ final class RouterProcess implements AutoCloseable {
                 .blockingExecutor(blocking.executor())
                 // Anthropic Messages and Responses beside the OpenAI routes; count_tokens counts with the model's
                 // pinned tokenizer (dynamo.kv) when it is loaded, else estimates.
-                .proxyOptions(Ingresses.standard(ProxyOptions.defaults(), kv.tokenCounter(
-                        discovery.registry()::snapshot, () -> store.current().dynamo().section(sections.shim()),
-                        new EstimatedTokens())))
+                .proxyOptions(Ingresses.standard(ProxyOptions.defaults(), kv.tokenCounter()))
                 .routeExact("/health", health)
                 .routeExact("/healthz", health)
                 .routeExact(config.metrics().endpoint(), new MetricsRoute(registry, () -> store.current().metrics()))
@@ -225,26 +220,17 @@ final class RouterProcess implements AutoCloseable {
                 .build();
         serverRef.set(server);
         stack.push(server);
-        // Worker pinning: the shim dispatcher reads the live snapshot, load store and shim config per
-        // request, so reloads need no re-wiring here. With dynamo.kv on, a model with pinned artifacts has its
-        // prompt encoded off the event loops first; everything else takes the shim dispatch as it is.
-        ShimDispatcher shim = ShimDispatcher.create(discovery.registry()::snapshot,
-                () -> store.current().dynamo().section(sections.shim()),
-                kvAtStart.enabled() ? kvPicker : picking.picker(), registry);
-        server.proxy().dispatchHook(kv.hook(shim, discovery.registry()::snapshot,
-                () -> store.current().dynamo().section(sections.shim())));
+        // With dynamo.kv on, a model with pinned artifacts has its prompt encoded off the event loops first
+        // (KvRouting's prompt stage); everything else takes the load-only shim dispatch.
+        server.proxy().dispatchHook(shim);
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
             bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
             kvCacheIndex.reload(after.dynamo().section(sections.kvCacheIndex()));
             load.reconfigure(after.dynamo().section(sections.load()));
-            KvConfig kvNext = after.dynamo().section(sections.kv());
-            kv.reconfigure(kvNext);
-            kvSettings.set(kvNext.pickerSettings());
             kvEvents.reconfigure(after.dynamo().section(sections.load()));
-            kvEvents.enabled(kvNext.enabled());
-            shim.setPicker(kvNext.enabled() ? kvPicker : picking.picker());
+            kv.reload(after.dynamo().section(sections.kv()));
             coverage.reloaded();
             LoggingSetup.apply(after.logging());
             LOG.info("config reloaded: {}", plan.changes());

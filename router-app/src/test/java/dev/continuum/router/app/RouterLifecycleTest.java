@@ -42,7 +42,7 @@ class RouterLifecycleTest {
     private static final List<String> START_ORDER = List.of("meter registry", "JVM metrics", "continuum-blocking threads",
             "Dynamo discovery", "event bus supervisor", "kv_cache_index sources", "load supervisor",
             "load following discovery",
-            "picker upkeep", "kv pipeline", "kv model warm-up", "KvIndexWriter", "kv supervisor", "kv-events following discovery",
+            "picker upkeep", "KvIndexWriter", "kv supervisor", "kv-events following discovery", "kv routing",
             "broker coverage reporter", "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",

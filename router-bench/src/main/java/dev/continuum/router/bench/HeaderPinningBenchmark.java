@@ -81,7 +81,7 @@ public class HeaderPinningBenchmark {
         body = Unpooled.wrappedBuffer(ChatBodies.chatCompletion());
         request = new DispatchRequest(ChatBodies.MODEL, true, List.of("frontend-a", "shim-a", "shim-b"), body,
                 RequestBodyInspection.estimatedPromptTokens(body));
-        DispatchPlan plan = dispatcher.plan(request);
+        DispatchPlan plan = dispatcher.plan(request, null);
         if (plan == null || !plan.upstreamHeaders().containsKey("x-dynamo-prefill-instance-id")) {
             throw new IllegalStateException("no prefill/decode plan: " + plan);
         }
@@ -115,7 +115,7 @@ public class HeaderPinningBenchmark {
 
     @Benchmark
     public void shimPlan(Blackhole bh) {
-        DispatchPlan plan = Objects.requireNonNull(dispatcher.plan(request)); // setup saw the fleet's plan
+        DispatchPlan plan = Objects.requireNonNull(dispatcher.plan(request, null)); // setup saw the fleet's plan
         bh.consume(plan.upstreamHeaders());
         plan.listener().ended(DispatchPlan.Outcome.SERVED);
     }

@@ -1,10 +1,13 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.proxy.prompts.ChatRewrite;
 import dev.continuum.router.proxy.DispatchHook;
 import dev.continuum.router.proxy.DispatchPlan;
 import dev.continuum.router.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -14,6 +17,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The disaggregated orchestrator's Dynamo path, as core's {@link DispatchHook}: for a chat completion whose
@@ -23,8 +28,14 @@ import org.jspecify.annotations.Nullable;
  * whenever the card declares {@code data_parallel_size}, including rank 0). The body keeps the client's
  * model ID; {@code dynamo.shim.model_map} applies to candidate matching only.
  *
- * <p>Install with {@code proxyService.dispatchHook(dispatcher)}. The picker is replaceable at run time
- * ({@link #setPicker}); the snapshot and config suppliers are read on every request, so a registry update or
+ * <p>It runs the whole dispatch, one way: with a {@link PromptStage} installed (KV routing on), a chat request's
+ * prompt is asked of the stage first, and the picker gets its {@link PromptBlocks} or the stage's
+ * {@link PromptFallback}; a stage that needs the encoder answers {@link PromptStage.Pending}, and the dispatcher
+ * then answers {@link DispatchHook.Later} and picks where the prompt was encoded. The picker reads the prefix
+ * overlap through {@link PrefixOverlap}; nothing here knows the KV pipeline or its index.
+ *
+ * <p>Install with {@code proxyService.dispatchHook(dispatcher)}. The picker and stage are replaced together at
+ * run time ({@link #use}); the snapshot and config suppliers are read on every request, so a registry update or
  * a reload of {@code dynamo.shim} applies to the next request.
  */
 public final class ShimDispatcher implements DispatchHook {
@@ -40,18 +51,28 @@ public final class ShimDispatcher implements DispatchHook {
     static final String DISCLOSED_WORKER = "x-continuum-worker-instance-id";
     static final String DISCLOSED_PREFILL = "x-continuum-prefill-instance-id";
 
+    private static final Logger log = LoggerFactory.getLogger(ShimDispatcher.class);
 
     private final Supplier<DynamoSnapshot> snapshots;
     private final Supplier<ShimConfig> config;
-    private volatile DynamoWorkerPicker picker;
+    private volatile Routing routing;
     private final DisaggregatedMetrics metrics;
     private volatile @Nullable Offer lastOffer;
+    /** Handed to the stage on every ask; one object, so an ask allocates nothing for it. */
+    private final PromptStage.FirstReplica firstReplica = this::firstReplicaRewrite;
+
+    /** The picker and the prompt stage, replaced together so a request never sees one without the other. */
+    private record Routing(DynamoWorkerPicker picker, @Nullable PromptStage prompts) {
+        Routing {
+            Objects.requireNonNull(picker, "picker");
+        }
+    }
 
     private ShimDispatcher(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> config, DynamoWorkerPicker picker,
             DisaggregatedMetrics metrics) {
         this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
         this.config = Objects.requireNonNull(config, "config");
-        this.picker = Objects.requireNonNull(picker, "picker");
+        this.routing = new Routing(picker, null);
         this.metrics = metrics;
     }
 
@@ -67,17 +88,48 @@ public final class ShimDispatcher implements DispatchHook {
     }
 
     public DynamoWorkerPicker picker() {
-        return picker;
+        return routing.picker();
     }
 
-    /** Replaces the picker for requests that start afterwards (the KV-aware picker replaces the default). */
-    public void setPicker(DynamoWorkerPicker next) {
-        picker = Objects.requireNonNull(next, "picker");
+    /** The prompt stage chat requests are asked of, or null (load-only dispatch). */
+    public @Nullable PromptStage promptStage() {
+        return routing.prompts();
     }
 
+    /**
+     * Replaces the picker and the prompt stage for requests that start afterwards: the KV-aware picker with the KV
+     * prompt stage, or the load-based picker without one ({@code prompts} null).
+     */
+    public void use(DynamoWorkerPicker picker, @Nullable PromptStage prompts) {
+        routing = new Routing(picker, prompts);
+    }
+
+    /** The worker model name for a client model ID under the live {@code dynamo.shim.model_map}. */
+    public String workerModel(String clientModel) {
+        return config.get().workerModel(clientModel);
+    }
+
+    /**
+     * Without a prompt stage, or for a request that is not a chat body (a passthrough, pinned by model alone), the
+     * plan now. Otherwise the stage is asked first: a fallback plans now, with its reason for the picker; a pending
+     * prompt answers {@link DispatchHook.Later}, planned where the prompt is encoded.
+     */
     @Override
-    public @Nullable DispatchPlan plan(DispatchRequest request) {
-        return plan(request, null);
+    public DispatchHook.@Nullable Answer plan(DispatchRequest request) {
+        PromptStage stage = routing.prompts();
+        if (stage == null || !request.chatBody()) {
+            return plan(request, null, null);
+        }
+        PromptStage.Answer prompt = stage.prepare(request, workerModel(request.model()), firstReplica);
+        if (prompt instanceof PromptFallback fallback) {
+            return plan(request, null, fallback.selectionResult());
+        }
+        // The replicas' rewrites are read here, on the request's loop; the plan is made on the stage's thread, and
+        // it reads only the request's routing fields, never its borrowed body.
+        Map<String, ChatRewrite> replicas = replicaRewrites(request);
+        ChatRewrite rendered = replicas.isEmpty() ? ChatRewrite.NONE : replicas.values().iterator().next();
+        return new DispatchHook.Later(((PromptStage.Pending) prompt).prompt()
+                .thenApply(outcome -> planPrompted(request, outcome, replicas, rendered)));
     }
 
     /**
@@ -103,6 +155,54 @@ public final class ShimDispatcher implements DispatchHook {
         return plan;
     }
 
+    /** Runs where the stage completed the prompt (its own threads), never on an event loop. */
+    private @Nullable DispatchPlan planPrompted(DispatchRequest request, PromptOutcome outcome,
+            Map<String, ChatRewrite> replicas, ChatRewrite rendered) {
+        if (!(outcome instanceof PromptBlocks prompt)) {
+            return plan(request, null, ((PromptFallback) outcome).selectionResult());
+        }
+        DispatchPlan plan = plan(request, prompt);
+        PromptBlocks.TokenData tokenData = prompt.tokenData();
+        if (plan == null || tokenData == null || !sameRewrite(plan, replicas, rendered)) {
+            return plan;
+        }
+        try {
+            return plan.withPinnedBody(tokenData.body());
+        } catch (IOException | RuntimeException e) {
+            log.warn("nvext.token_data not attached: {}", LogSafe.escape(e));
+            return plan;
+        }
+    }
+
+    /**
+     * Whether every backend of the plan receives the body that was rendered: the pinned body replaces each replica's
+     * own rewrite, so replicas that need different rewrites get no {@code token_data} (their rewrites then apply).
+     */
+    private static boolean sameRewrite(DispatchPlan plan, Map<String, ChatRewrite> replicas, ChatRewrite rendered) {
+        for (String b : plan.backends()) {
+            if (!rendered.equals(replicas.get(b))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The rewrite of each usable backend that is a shim replica, in the request's candidate order. */
+    private Map<String, ChatRewrite> replicaRewrites(DispatchRequest request) {
+        List<String> replicas = offer(config.get(), snapshots.get().namespaces(), request.usableBackends()).replicas();
+        Map<String, ChatRewrite> out = new LinkedHashMap<>();
+        for (String b : replicas) {
+            out.put(b, request.rewrites().forBackend(b));
+        }
+        return out;
+    }
+
+    /** The rewrite the first usable shim replica's body gets, from the cached offer (allocates nothing). */
+    private ChatRewrite firstReplicaRewrite(DispatchRequest request) {
+        List<String> replicas = offer(config.get(), snapshots.get().namespaces(), request.usableBackends()).replicas();
+        return replicas.isEmpty() ? ChatRewrite.NONE : request.rewrites().forBackend(replicas.get(0));
+    }
+
     private @Nullable DispatchPlan planOrNull(DispatchRequest request, @Nullable PromptBlocks prompt,
             @Nullable KvSelectionResult fallback) {
         DynamoSnapshot snapshot = snapshots.get();
@@ -114,7 +214,7 @@ public final class ShimDispatcher implements DispatchHook {
         if (offer.pools().isEmpty()) {
             return null;
         }
-        Selection selection = picker.pick(snapshot, new PickRequest(shim.workerModel(request.model()),
+        Selection selection = routing.picker().pick(snapshot, new PickRequest(shim.workerModel(request.model()),
                 offer.namespaces(), request.estimatedPromptTokens(), prompt, fallback));
         if (selection == null) {
             return null;
@@ -152,7 +252,8 @@ public final class ShimDispatcher implements DispatchHook {
             return last;
         }
         Map<String, List<String>> pools = new LinkedHashMap<>();
-        for (Map.Entry<String, List<String>> pool : shim.poolsByNamespace(namespaces).entrySet()) {
+        Map<String, List<String>> configured = shim.poolsByNamespace(namespaces);
+        for (Map.Entry<String, List<String>> pool : configured.entrySet()) {
             List<String> replicas = new ArrayList<>();
             for (String b : pool.getValue()) {
                 if (usableBackends.contains(b)) {
@@ -163,15 +264,27 @@ public final class ShimDispatcher implements DispatchHook {
                 pools.put(pool.getKey(), List.copyOf(replicas));
             }
         }
+        List<String> replicas = new ArrayList<>();
+        for (String b : usableBackends) {
+            for (List<String> pool : configured.values()) {
+                if (pool.contains(b)) {
+                    replicas.add(b);
+                    break;
+                }
+            }
+        }
         Offer next = new Offer(shim, List.copyOf(namespaces), List.copyOf(usableBackends),
-                Collections.unmodifiableMap(pools), Set.copyOf(pools.keySet()));
+                Collections.unmodifiableMap(pools), Set.copyOf(pools.keySet()), List.copyOf(replicas));
         lastOffer = next;
         return next;
     }
 
-    /** The namespaces a request may be pinned in, and the usable replicas of each (immutable). */
+    /**
+     * The namespaces a request may be pinned in, the usable replicas of each, and every usable shim replica in the
+     * request's candidate order (the first one's body is the prompt a stage renders); immutable.
+     */
     private record Offer(ShimConfig shim, List<String> configuredNamespaces, List<String> usableBackends,
-            Map<String, List<String>> pools, Set<String> namespaces) {
+            Map<String, List<String>> pools, Set<String> namespaces, List<String> replicas) {
     }
 
     /** The {@code x-dynamo-*} pins, immutable (the plan keeps such a map as it is). */

@@ -10,19 +10,19 @@ import dev.continuum.router.kv.artifacts.ArtifactStore;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
 import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.prompt.PromptEncoder;
-import dev.continuum.router.shim.ShimConfig;
-import dev.continuum.router.shim.ShimDispatcher;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The KV prompt pipeline as one lifecycle component: the artifact store (its fetch pool) and the encoder (its
- * render and tokenizer pools), started in that order and stopped in reverse, and the dispatch hook over them.
- * {@link #reconfigure} applies a reloaded {@code dynamo.kv} (pins, cache directory); the hook reads the rest per
- * request.
+ * render and tokenizer pools), started in that order and stopped in reverse, and the prompt stage, warm-up and
+ * token counter over them. {@link #reconfigure} applies a reloaded {@code dynamo.kv} (pins, cache directory); the
+ * stage reads the rest per request. {@link KvRouting} owns one and decides, per config generation, which of its
+ * parts run.
  */
 public final class KvPipeline extends StartStopSupport {
     private final Supplier<KvConfig> config;
@@ -57,10 +57,9 @@ public final class KvPipeline extends StartStopSupport {
                 new KvPromptMetrics(registry));
     }
 
-    /** The shim dispatch with the KV step in front; install it instead of {@code shim}. */
-    public KvDispatchHook hook(ShimDispatcher shim, Supplier<DynamoSnapshot> snapshots,
-            Supplier<ShimConfig> shimConfig) {
-        return new KvDispatchHook(shim, snapshots, shimConfig, config, resolver, encoder, metrics);
+    /** The prompt stage the shim dispatcher asks while KV routing is on. */
+    public KvPromptStage promptStage(Supplier<DynamoSnapshot> snapshots) {
+        return new KvPromptStage(snapshots, config, resolver, encoder, metrics);
     }
 
     /**
@@ -74,10 +73,12 @@ public final class KvPipeline extends StartStopSupport {
     /**
      * {@code count_tokens} from the model's pinned tokenizer when its artifacts are ready, else {@code fallback}'s
      * answer ({@link KvTokenCounter}).
+     *
+     * @param workerModel the workers' model name for a client's ({@code dynamo.shim.model_map})
      */
-    public KvTokenCounter tokenCounter(Supplier<DynamoSnapshot> snapshots, Supplier<ShimConfig> shimConfig,
+    public KvTokenCounter tokenCounter(Supplier<DynamoSnapshot> snapshots, UnaryOperator<String> workerModel,
             TokenCounter fallback) {
-        return new KvTokenCounter(snapshots, shimConfig, config, resolver, encoder, fallback);
+        return new KvTokenCounter(snapshots, workerModel, config, resolver, encoder, fallback);
     }
 
     /** Applies a reloaded {@code dynamo.kv}: a removed pin drops what it loaded; a new cache directory is used. */

@@ -22,12 +22,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Loads each fleet model's pinned artifacts before its first request: once a second, while {@code dynamo.kv} is
- * enabled, every model the fleet's cards name is resolved (which starts the fetch of missing pinned artifacts)
+ * Loads each fleet model's pinned artifacts before its first request: once a second, every model the fleet's
+ * cards name is resolved (which starts the fetch of missing pinned artifacts)
  * and a ready one is handed to {@link PromptEncoder#prepare}. Without it a model's first requests after a start,
  * a reload or a new model fall back to load-based selection as {@code tokenizer_unavailable} while the
  * tokenizer loads on first use. A pass that finds every ready model loaded, with the fleet view and config
- * unchanged, ends the work until one of them changes.
+ * unchanged, ends the work until one of them changes. {@link KvRouting} runs one only while {@code dynamo.kv} is
+ * enabled (a new one each time it is turned on: a lifecycle starts once).
  *
  * <p>At most {@link #MAX_MODELS} models are prepared per pass (in fleet order), fewer than the encoder keeps
  * loaded, so warming never evicts what requests use; further models load on their first request.
@@ -78,7 +79,7 @@ public final class ModelWarmUp extends StartStopSupport {
         try {
             KvConfig kv = config.get();
             DynamoSnapshot snapshot = snapshots.get();
-            if (!kv.enabled() || (snapshot == settledSnapshot && kv == settledConfig)) {
+            if (snapshot == settledSnapshot && kv == settledConfig) {
                 return 0;
             }
             boolean settled = true;

@@ -160,6 +160,11 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
         }
     }
 
+    /** Whether it subscribes ({@code dynamo.kv.enabled} as last applied). */
+    public synchronized boolean enabled() {
+        return enabled;
+    }
+
     /** Applies a reloaded {@code dynamo.kv.enabled}: subscriptions start, or stop and leave the index. */
     public synchronized void enabled(boolean next) {
         boolean before = enabled;

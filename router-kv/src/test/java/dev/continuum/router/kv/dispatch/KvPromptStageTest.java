@@ -27,6 +27,7 @@ import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.PromptArtifacts;
 import dev.continuum.router.kv.prompt.PromptEncoder;
 import dev.continuum.router.kv.prompt.PromptEncoding;
+import dev.continuum.router.shim.DynamoWorkerPicker;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SelectionReason;
@@ -55,12 +56,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The hook over the real artifact store, resolver, shim dispatcher and a local artifact directory. The encoder is
+ * The prompt stage behind the real shim dispatcher (which runs the dispatch and asks the stage), over the real
+ * artifact store, resolver and a local artifact directory. The encoder is
  * a stand-in that returns fixed token IDs on its own thread (the real one is the prompt package's; nothing here
  * claims to prove tokenization), and the picker records what it was asked and pins worker 1.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class KvDispatchHookTest {
+class KvPromptStageTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     private static final String BODY = "{\"model\":\"qwen\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
@@ -90,7 +92,7 @@ class KvDispatchHookTest {
     private Path tokenizer;
     private Path tokenizerConfig;
     private KvPipeline pipeline;
-    private KvDispatchHook hook;
+    private ShimDispatcher hook;
 
     /** Fixed token IDs, completed on another thread as the real encoder's pools do. */
     private final class FixedEncoder extends StartStopSupport implements PromptEncoder {
@@ -127,14 +129,15 @@ class KvDispatchHookTest {
         configHex = Blake3.hex(Files.readAllBytes(tokenizerConfig));
         kv.set(config(false, Set.of(tokenizerHex, configHex)));
         snapshot.set(fleet(worker(1, 16), worker(2, 16)));
-        ShimDispatcher shim = ShimDispatcher.create(snapshot::get, shimConfig::get, (snap, request) -> {
+        DynamoWorkerPicker recording = (snap, request) -> {
             picked.add(request);
             return new Selection(new WorkerPin(new WorkerId("dynamo", 1), WorkerRole.AGGREGATED, 0, false), null,
                     SelectionReason.ROUND_ROBIN_STALE, SelectionReason.NO_PREFILL_POOL, Selection.Dispatch.NONE);
-        }, registry);
+        };
+        hook = ShimDispatcher.create(snapshot::get, shimConfig::get, recording, registry);
         pipeline = KvPipeline.create(kv::get, new FixedEncoder(), registry, Map.of(), System::nanoTime);
         pipeline.start().join();
-        hook = pipeline.hook(shim, snapshot::get, shimConfig::get);
+        hook.use(recording, pipeline.promptStage(snapshot::get)); // what KvRouting installs while dynamo.kv is on
     }
 
     @AfterEach
@@ -249,13 +252,7 @@ class KvDispatchHookTest {
         assertThat(warmUp.pass()).isZero();
         assertThat(warmUp.pass()).isZero();
         assertThat(prepared).hasSize(asked + 1);
-
-        // Off: nothing is resolved or prepared, pinned or not.
-        kv.set(new KvConfig(false, true, false, List.of("blake3:" + tokenizerHex, "blake3:" + configHex),
-                dir.resolve("cache").toString(), false, 1.0, 1.0, 0.0, KvConfig.ConditionalDisaggregation.DEFAULTS));
-        snapshot.set(fleet(worker(1, 16)));
-        assertThat(warmUp.pass()).isZero();
-        assertThat(prepared).hasSize(asked + 1);
+        // Off, no warm-up runs at all: KvRoutingTest.offStopsTheWarmUpAndTakesTheStageAway.
     }
 
     @Test
@@ -293,16 +290,14 @@ class KvDispatchHookTest {
     }
 
     @Test
-    void offOrARemovedPinMeansNoEncoding() {
+    void aRemovedPinMeansNoEncoding() {
         later();
         pipeline.reconfigure(config(false, Set.of(tokenizerHex)));
         kv.set(config(false, Set.of(tokenizerHex)));
-        assertThat(ask()).isInstanceOf(DispatchPlan.class);
-
-        kv.set(KvConfig.DEFAULTS);
         int before = encoded.size();
         assertThat(ask()).isInstanceOf(DispatchPlan.class);
         assertThat(encoded).hasSize(before);
+        // dynamo.kv.enabled: false takes the stage away (KvRoutingTest.offStopsTheWarmUpAndTakesTheStageAway).
     }
 
     @Test
