@@ -3,7 +3,6 @@ package dev.continuum.router.kv.index;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
 import dev.continuum.router.shim.PrefixOverlap;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.StampedLock;
@@ -13,17 +12,20 @@ import java.util.concurrent.locks.StampedLock;
  *
  * <p><b>Structure.</b> Node 0 is the root; every other node is one token block reached from its parent, keyed
  * by the block's {@code tokens_hash} (the hash the router computes for a prompt, so a lookup walks the same
- * keys). Nodes live in parallel primitive arrays indexed by an int id (hash, parent, child count, owners);
- * children are found through one open-addressing table keyed by the child's path key (a mix of its
- * parent's path key and its {@code tokens_hash}, see {@link #step}) whose slots hold the key itself, the
- * link and the child's owners in summary, three adjacent longs (path key, {@code parent id << 32 | child
- * id}, one bit per owning rank id below {@value #RANK_BITS}), so a lookup step reads one slot, whose place
- * it computes from the request alone, and intersects its candidates with one AND. A node's owners are also
+ * keys). Nodes live in parallel primitive arrays indexed by an int id (path key, parent, child count, owners:
+ * {@link NodeStore}); children are found through one open-addressing table ({@link ChildTable}) keyed by the
+ * child's path key (a mix of its parent's path key and its {@code tokens_hash}, see {@link ChildTable#step})
+ * whose slots hold the key itself, the link and the child's owners in summary, three adjacent longs (path
+ * key, {@code parent id << 32 | child id}, one bit per owning rank id below {@value #RANK_BITS}), so a lookup
+ * step reads one slot, whose place it computes from the request alone, and intersects its candidates with one
+ * AND. A node's owners are also
  * a sorted {@code long[]} of {@code rank id << 32 | reference count}: the count says how many of the rank's
  * engine {@code block_hash}es name this node, and a lookup reads these arrays only on a path that holds a
- * rank id past the bits. Each rank has a primitive map from engine {@code block_hash} to node id, used to
- * anchor a stored chain at its {@code parent_hash} and to find the node of a removal. Freed node ids (and
- * their owner arrays) are reused, so a steady stream of stores and removals allocates nothing.
+ * rank id past the bits. Each rank ({@link RankRegistry}) has a primitive map from engine {@code block_hash} to
+ * node id, used to anchor a stored chain at its {@code parent_hash} and to find the node of a removal. Freed node
+ * ids (and their owner arrays) are reused, so a steady stream of stores and removals allocates nothing. This
+ * class keeps the three in step (a node's owners, its slot's owner summary, the ranks' maps) and runs the
+ * concurrency protocol below; the lookup itself is {@link PrefixWalk}.
  *
  * <p><b>Concurrency.</b> Only the writer thread calls the mutating methods; each mutation (one event, one
  * clear) runs under the write mode of a {@link StampedLock}, which readers never take: a reader walks the
@@ -36,7 +38,6 @@ import java.util.concurrent.locks.StampedLock;
  * id and length is range-checked, every probe loop is bounded) and thrown away by the validation.
  */
 public final class RadixIndex implements PrefixOverlap {
-    static final int ROOT = 0;
     /**
      * Blocks one write step stores, removes or clears at most: a racing reader waits for one section, not a whole
      * event.
@@ -56,9 +57,6 @@ public final class RadixIndex implements PrefixOverlap {
      */
     static final int RANK_BITS = 63;
     static final long OVERFLOW = 1L << 63;
-    static final int SLOT = 3;
-    /** Thrown by a reader that read an impossible id in a race; preallocated, the race is expected. */
-    private static final IllegalStateException TORN = new IllegalStateException("torn read during a write");
 
     /** What a stored chain came to. */
     public enum StoreOutcome { STORED, OVER_CAPACITY, UNKNOWN_PARENT }
@@ -70,59 +68,27 @@ public final class RadixIndex implements PrefixOverlap {
     private final LongAdder contendedReads = new LongAdder();
     /** Readers retrying after a race with the writer; the writer gives them a gap before its next write. */
     private final AtomicInteger retrying = new AtomicInteger();
-    private final ThreadLocal<Scratch> scratch;
-
-    // Nodes, by id (0 = root). Reader-visible.
-    /** Each node's path key: {@link #step} folded from the root's seed over the tokens_hash of its prefix. */
-    private long[] nodePath;
-    private int[] nodeParent;
-    private int[] ownerCount;
-    private long[][] owners;
-    // Writer-only node state.
-    private int[] childCount;
-    private int[] freeNodes;
-    private int freeTop;
-    private int nextNode = 1;
-    private int liveNodes;
-    /**
-     * Children by path key: slot i is {@code children[3i]} = the child's path key, {@code children[3i+1]} =
-     * parent id << 32 | child id (0 = empty: the root is never a child) and {@code children[3i+2]} = the
-     * child's owner summary (see {@link #RANK_BITS}). At most 3/4 full. Reader-visible.
-     */
-    private long[] children;
-    private int childMask;
-
-    // Ranks, by id. Reader-visible identity.
-    private long[] rankWorker;
-    private int[] rankDp;
-    // Writer-only rank state.
-    private LongIntMap[] rankBlocks;
-    private int[] freeRanks;
-    private int freeRankTop;
-    private int nextRank;
+    /** Each reader thread's walk and scratch arrays. */
+    private final ThreadLocal<PrefixWalk> walks;
+    private final NodeStore nodeStore;
+    private final ChildTable childTable;
+    private final RankRegistry rankRegistry;
+    // Writer-only.
     private int ownerships;
     private volatile int publishedNodes;
     private volatile int publishedOwnerships;
 
     public RadixIndex(IndexLimits limits) {
         this.limits = limits;
-        int n = 1024;
-        nodePath = new long[n];
-        nodeParent = new int[n];
-        ownerCount = new int[n];
-        owners = new long[n][];
-        childCount = new int[n];
-        freeNodes = new int[64];
-        children = new long[SLOT * 2048];
-        childMask = 2048 - 1;
-        rankWorker = new long[16];
-        rankDp = new int[16];
-        rankBlocks = new LongIntMap[16];
-        freeRanks = new int[16];
-        nodeParent[ROOT] = -1;
-        nodePath[ROOT] = rootPath;
+        nodeStore = new NodeStore(1024, rootPath, limits);
+        childTable = new ChildTable(2048);
+        rankRegistry = new RankRegistry(16);
+        ChildTable table = childTable;
+        NodeStore store = nodeStore;
+        RankRegistry registry = rankRegistry;
+        long root = rootPath;
         int cap = limits.maxOwnersPerNode();
-        scratch = ThreadLocal.withInitial(() -> new Scratch(cap));
+        walks = ThreadLocal.withInitial(() -> new PrefixWalk(table, store, registry, root, cap));
     }
 
     public IndexLimits limits() {
@@ -148,7 +114,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** Ranks held (admitted and not yet removed); writer thread only. */
     public int ranks() {
-        return nextRank - freeRankTop;
+        return rankRegistry.held();
     }
 
     /** A new rank id for (worker, dp_rank); writer thread only. */
@@ -156,24 +122,7 @@ public final class RadixIndex implements PrefixOverlap {
         yieldToReaders();
         long stamp = lock.writeLock();
         try {
-            int id;
-            if (freeRankTop > 0) {
-                id = freeRanks[--freeRankTop];
-            } else {
-                id = nextRank++;
-                if (id == rankWorker.length) {
-                    int n = id * 2;
-                    rankWorker = Arrays.copyOf(rankWorker, n);
-                    rankDp = Arrays.copyOf(rankDp, n);
-                    rankBlocks = Arrays.copyOf(rankBlocks, n);
-                }
-            }
-            rankWorker[id] = workerId;
-            rankDp[id] = dpRank;
-            if (rankBlocks[id] == null) {
-                rankBlocks[id] = new LongIntMap();
-            }
-            return id;
+            return rankRegistry.add(workerId, dpRank);
         } finally {
             lock.unlockWrite(stamp);
         }
@@ -190,11 +139,7 @@ public final class RadixIndex implements PrefixOverlap {
             for (int i = 0; i < n; i++) {
                 int rank = ranks[i];
                 clearLocked(rank);
-                rankBlocks[rank] = null; // a departed rank's (possibly large) map goes with it
-                if (freeRankTop == freeRanks.length) {
-                    freeRanks = Arrays.copyOf(freeRanks, freeRanks.length * 2);
-                }
-                freeRanks[freeRankTop++] = rank;
+                rankRegistry.free(rank);
             }
         } finally {
             publish();
@@ -204,7 +149,7 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** Engine block hashes the rank holds; writer thread only. */
     public int blocksOf(int rank) {
-        LongIntMap m = rankBlocks[rank];
+        LongIntMap m = rankRegistry.blocks(rank);
         return m == null ? 0 : m.size();
     }
 
@@ -215,11 +160,11 @@ public final class RadixIndex implements PrefixOverlap {
      * whole clear. Between sections readers see part of the rank's blocks: never credit it did not hold.
      */
     public void clearRank(int rank) {
-        LongIntMap held = rankBlocks[rank];
+        LongIntMap held = rankRegistry.blocks(rank);
         if (held == null || held.size() == 0) {
             return;
         }
-        rankBlocks[rank] = new LongIntMap();
+        rankRegistry.resetBlocks(rank);
         LongIntMap.Entry release = (blockHash, node) -> {
             ownerships--;
             releaseOwner(node, rank);
@@ -248,7 +193,7 @@ public final class RadixIndex implements PrefixOverlap {
      */
     public StoreOutcome store(int rank, boolean hasParent, long parentHash, long[] blockHashes,
                               long[] tokensHashes, int from, int count) {
-        int parent = ROOT;
+        int parent = NodeStore.ROOT;
         int at = from;
         int end = from + count;
         do {
@@ -259,7 +204,7 @@ public final class RadixIndex implements PrefixOverlap {
             try {
                 if (at == from && hasParent) {
                     // Only this thread writes, so the node found here stays the chain's parent across sections.
-                    parent = rankBlocks[rank].get(parentHash);
+                    parent = rankRegistry.blocks(rank).get(parentHash);
                     if (parent == LongIntMap.MISSING) {
                         return StoreOutcome.UNKNOWN_PARENT;
                     }
@@ -285,7 +230,7 @@ public final class RadixIndex implements PrefixOverlap {
             yieldToReaders();
             long stamp = lock.writeLock();
             try {
-                LongIntMap map = rankBlocks[rank];
+                LongIntMap map = rankRegistry.blocks(rank);
                 for (int i = at, stop = Math.min(end, at + WRITE_SECTION_BLOCKS); i < stop; i++) {
                     int node = map.remove(blockHashes[i]);
                     if (node != LongIntMap.MISSING) {
@@ -302,11 +247,11 @@ public final class RadixIndex implements PrefixOverlap {
 
     /** Stores blocks {@code from..from+count-1} under {@code parent}; the last block's node, or OVER_CAPACITY. */
     private int storeSection(int rank, int parent, long[] blockHashes, long[] tokensHashes, int from, int count) {
-        LongIntMap map = rankBlocks[rank];
+        LongIntMap map = rankRegistry.blocks(rank);
         for (int i = from; i < from + count; i++) {
             long blockHash = blockHashes[i];
             long tokensHash = tokensHashes[i];
-            int child = findChildWriter(parent, tokensHash);
+            int child = findChild(parent, tokensHash);
             int held = map.get(blockHash);
             if (held != LongIntMap.MISSING) {
                 if (held == child) {
@@ -317,14 +262,14 @@ public final class RadixIndex implements PrefixOverlap {
                 map.remove(blockHash);
                 ownerships--;
                 releaseOwner(held, rank);
-                child = findChildWriter(parent, tokensHash); // the release may have freed it
+                child = findChild(parent, tokensHash); // the release may have freed it
             }
             if (map.size() >= limits.maxBlocksPerRank() || ownerships >= limits.maxOwnerships()) {
                 return OVER_CAPACITY;
             }
             boolean created = false;
             if (child == 0) {
-                if (liveNodes >= limits.maxNodes()) {
+                if (nodeStore.live() >= limits.maxNodes()) {
                     return OVER_CAPACITY;
                 }
                 child = newNode(parent, tokensHash);
@@ -344,7 +289,7 @@ public final class RadixIndex implements PrefixOverlap {
     }
 
     private void clearLocked(int rank) {
-        LongIntMap map = rankBlocks[rank];
+        LongIntMap map = rankRegistry.blocks(rank);
         if (map == null || map.size() == 0) {
             return;
         }
@@ -354,213 +299,53 @@ public final class RadixIndex implements PrefixOverlap {
     }
 
     private void publish() {
-        publishedNodes = liveNodes;
+        publishedNodes = nodeStore.live();
         publishedOwnerships = ownerships;
     }
 
     /** Adds one reference of {@code rank} to {@code node}; false when the node has its most owners. */
     private boolean addOwner(int node, int rank) {
-        long[] list = owners[node];
-        int n = ownerCount[node];
-        int at = search(list, n, rank);
-        if (at >= 0) {
-            list[at]++;
-            return true;
+        int added = nodeStore.addOwner(node, rank);
+        if (added == NodeStore.ADDED) {
+            childTable.addOwnerBits(node, nodeStore.path(node), rank < RANK_BITS ? 1L << rank : OVERFLOW);
         }
-        if (n >= limits.maxOwnersPerNode()) {
-            return false;
-        }
-        int insert = -at - 1;
-        if (list == null || n == list.length) {
-            long[] grown = new long[list == null ? 2 : Math.min(list.length * 2, limits.maxOwnersPerNode())];
-            if (list != null) {
-                System.arraycopy(list, 0, grown, 0, n);
-            }
-            owners[node] = grown;
-            list = grown;
-        }
-        System.arraycopy(list, insert, list, insert + 1, n - insert);
-        list[insert] = ((long) rank << 32) | 1;
-        ownerCount[node] = n + 1;
-        children[SLOT * slotOf(node) + 2] |= rank < RANK_BITS ? 1L << rank : OVERFLOW;
-        return true;
+        return added != NodeStore.FULL;
     }
 
     /** Drops one reference of {@code rank} from {@code node}, then frees what became unused. */
     private void releaseOwner(int node, int rank) {
-        long[] list = owners[node];
-        int n = ownerCount[node];
-        int at = search(list, n, rank);
-        if (at < 0) {
+        if (!nodeStore.dropOwner(node, rank)) {
             return;
         }
-        if ((int) list[at] > 1) {
-            list[at]--;
-            return;
-        }
-        System.arraycopy(list, at + 1, list, at, n - at - 1);
-        ownerCount[node] = n - 1;
-        int slot = SLOT * slotOf(node) + 2;
         if (rank < RANK_BITS) {
-            children[slot] &= ~(1L << rank);
-        } else if (n == 1 || (int) (list[n - 2] >>> 32) < RANK_BITS) {
-            children[slot] &= ~OVERFLOW; // the sorted list's largest id left was the last one past the bits
+            childTable.clearOwnerBits(node, nodeStore.path(node), 1L << rank);
+        } else if (nodeStore.largestOwner(node) < RANK_BITS) {
+            // the last owner past the bits left
+            childTable.clearOwnerBits(node, nodeStore.path(node), OVERFLOW);
         }
         freeIfUnused(node);
     }
 
-    private static int search(long[] list, int n, int rank) {
-        int lo = 0;
-        int hi = n - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            int r = (int) (list[mid] >>> 32);
-            if (r < rank) {
-                lo = mid + 1;
-            } else if (r > rank) {
-                hi = mid - 1;
-            } else {
-                return mid;
-            }
-        }
-        return -(lo + 1);
-    }
-
     /** Frees {@code node} and then each ancestor left with neither owners nor children. */
     private void freeIfUnused(int node) {
-        while (node != ROOT && ownerCount[node] == 0 && childCount[node] == 0) {
-            int parent = nodeParent[node];
-            unlinkChild(node);
-            childCount[parent]--;
-            nodeParent[node] = -1;
-            if (freeTop == freeNodes.length) {
-                freeNodes = Arrays.copyOf(freeNodes, freeNodes.length * 2);
-            }
-            freeNodes[freeTop++] = node;
-            liveNodes--;
+        while (nodeStore.unused(node)) {
+            int parent = nodeStore.parent(node);
+            childTable.unlink(node, nodeStore.path(node));
+            nodeStore.release(node);
             node = parent;
         }
     }
 
     private int newNode(int parent, long tokensHash) {
-        int id;
-        if (freeTop > 0) {
-            id = freeNodes[--freeTop];
-        } else {
-            id = nextNode++;
-            if (id == nodePath.length) {
-                int n = (int) Math.min(id * 2L, limits.maxNodes() + 1L); // ids never pass the ceiling
-                nodePath = Arrays.copyOf(nodePath, n);
-                nodeParent = Arrays.copyOf(nodeParent, n);
-                ownerCount = Arrays.copyOf(ownerCount, n);
-                owners = Arrays.copyOf(owners, n);
-                childCount = Arrays.copyOf(childCount, n);
-            }
-        }
-        long path = step(nodePath[parent], tokensHash);
-        nodePath[id] = path;
-        nodeParent[id] = parent;
-        ownerCount[id] = 0;
-        childCount[id] = 0;
-        childCount[parent]++;
-        liveNodes++;
-        if (liveNodes > (childMask + 1) / 4 * 3) {
-            rehashChildren((childMask + 1) * 2);
-        }
-        int i = home(path, childMask);
-        while (children[SLOT * i + 1] != 0) {
-            i = (i + 1) & childMask;
-        }
-        children[SLOT * i] = path;
-        children[SLOT * i + 1] = ((long) parent << 32) | id;
-        children[SLOT * i + 2] = 0;
+        long path = ChildTable.step(nodeStore.path(parent), tokensHash);
+        int id = nodeStore.allocate(parent, path);
+        childTable.link(parent, id, path);
         return id;
     }
 
-    /**
-     * The path key of a parent's child: a bijective 64-bit mix (so two children of one parent never share a
-     * key). A lookup computes every step's key from the request alone, so the slot each step reads does not
-     * depend on what the previous step read and the processor can fetch several steps' slots at once.
-     */
-    static long step(long parentPath, long tokensHash) {
-        long z = parentPath ^ tokensHash;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    private static int home(long path, int mask) {
-        return (int) (path ^ (path >>> 32)) & mask;
-    }
-
-    private int findChildWriter(int parent, long tokensHash) {
-        long[] table = children;
-        long path = step(nodePath[parent], tokensHash);
-        for (int i = home(path, childMask); ; i = (i + 1) & childMask) {
-            long link = table[SLOT * i + 1];
-            if (link == 0) {
-                return 0;
-            }
-            if (table[SLOT * i] == path && (int) (link >>> 32) == parent) {
-                return (int) link;
-            }
-        }
-    }
-
-    /** The child-table slot of live {@code node}. */
-    private int slotOf(int node) {
-        int mask = childMask;
-        long[] table = children;
-        int i = home(nodePath[node], mask);
-        while ((int) table[SLOT * i + 1] != node) {
-            i = (i + 1) & mask;
-        }
-        return i;
-    }
-
-    /** Removes {@code node}'s slot, shifting later entries of its probe run back (no tombstones). */
-    private void unlinkChild(int node) {
-        int mask = childMask;
-        long[] table = children;
-        int hole = slotOf(node);
-        int i = hole;
-        while (true) {
-            i = (i + 1) & mask;
-            long link = table[SLOT * i + 1];
-            if (link == 0) {
-                table[SLOT * hole + 1] = 0;
-                table[SLOT * hole] = 0;
-                table[SLOT * hole + 2] = 0;
-                return;
-            }
-            int home = home(table[SLOT * i], mask);
-            boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-            if (!stays) {
-                table[SLOT * hole] = table[SLOT * i];
-                table[SLOT * hole + 1] = link;
-                table[SLOT * hole + 2] = table[SLOT * i + 2];
-                hole = i;
-            }
-        }
-    }
-
-    private void rehashChildren(int capacity) {
-        long[] table = new long[SLOT * capacity];
-        int mask = capacity - 1;
-        for (int j = 0; j < children.length; j += SLOT) {
-            long link = children[j + 1];
-            if (link != 0) {
-                int i = home(children[j], mask);
-                while (table[SLOT * i + 1] != 0) {
-                    i = (i + 1) & mask;
-                }
-                table[SLOT * i] = children[j];
-                table[SLOT * i + 1] = link;
-                table[SLOT * i + 2] = children[j + 2];
-            }
-        }
-        childMask = mask;
-        children = table;
+    /** {@code parent}'s child for {@code tokensHash}, or 0 when it has none. */
+    private int findChild(int parent, long tokensHash) {
+        return childTable.find(parent, ChildTable.step(nodeStore.path(parent), tokensHash));
     }
 
     // ---------------------------------------------------------------- read side
@@ -574,8 +359,8 @@ public final class RadixIndex implements PrefixOverlap {
     @Override
     public void findMatches(BlockHashes hashes, OverlapScores out) {
         long[] keys = hashes.hashes();
-        Scratch s = scratch.get();
-        if (tryWalk(keys, s, out)) {
+        PrefixWalk walk = walks.get();
+        if (tryWalk(keys, walk, out)) {
             return;
         }
         // Raced a write: announce it, so the writer leaves a gap after its current write, and retry in it.
@@ -586,7 +371,7 @@ public final class RadixIndex implements PrefixOverlap {
                 while (lock.isWriteLocked() && System.nanoTime() < deadline) {
                     Thread.onSpinWait();
                 }
-                if (tryWalk(keys, s, out)) {
+                if (tryWalk(keys, walk, out)) {
                     return;
                 }
                 if (System.nanoTime() >= deadline) {
@@ -601,7 +386,7 @@ public final class RadixIndex implements PrefixOverlap {
     }
 
     /** One optimistic walk, kept only if no write started meanwhile. */
-    private boolean tryWalk(long[] keys, Scratch s, OverlapScores out) {
+    private boolean tryWalk(long[] keys, PrefixWalk walk, OverlapScores out) {
         long stamp = lock.tryOptimisticRead();
         if (stamp == 0) {
             return false;
@@ -609,7 +394,7 @@ public final class RadixIndex implements PrefixOverlap {
         out.clear();
         boolean walked;
         try {
-            walked = walk(keys, s, out);
+            walked = walk.walk(keys, out);
         } catch (RuntimeException raced) { // a torn read in a race; the stamp will not validate
             walked = false;
         }
@@ -627,194 +412,6 @@ public final class RadixIndex implements PrefixOverlap {
         long deadline = System.nanoTime() + YIELD_NANOS;
         while (retrying.get() != 0 && System.nanoTime() < deadline) {
             Thread.onSpinWait();
-        }
-    }
-
-    /**
-     * One optimistic walk; false when what it read cannot be a whole state (a race). Candidates are a bit set
-     * of rank ids, intersected at each step with the child slot's owner summary; a node with an owner id past
-     * the bits hands the walk to {@link #mergeWalk}.
-     */
-    private boolean walk(long[] keys, Scratch s, OverlapScores out) {
-        // Read every array reference once: the writer may replace them while growing.
-        long[] table = children;
-        long[] workers = rankWorker;
-        int[] dps = rankDp;
-        int mask = table.length / SLOT - 1;
-        int nodes = Math.min(ownerCount.length, owners.length);
-        long[] droppedBits = s.droppedBits;
-        int[] droppedDepth = s.droppedDepth;
-        long candidates = 0;
-        int dropped = 0;
-        int node = ROOT;
-        long path = rootPath;
-        int depth = 0;
-        for (; depth < keys.length; depth++) {
-            path = step(path, keys[depth]);
-            int at = probe(table, mask, path, node);
-            if (at < 0) {
-                break;
-            }
-            int child = (int) table[SLOT * at + 1];
-            long bits = table[SLOT * at + 2];
-            if (child <= 0 || child >= nodes) {
-                throw TORN; // only in a race: the stamp will not validate
-            }
-            if (bits < 0) { // OVERFLOW: an owner id past the bits
-                return mergeWalk(keys, s, out);
-            }
-            if (bits == 0) {
-                break;
-            }
-            if (depth == 0) {
-                candidates = bits;
-            } else {
-                long lost = candidates & ~bits;
-                if (lost != 0) {
-                    if (dropped == droppedBits.length) {
-                        throw TORN; // each drop loses a rank: more than RANK_BITS drops is a torn read
-                    }
-                    droppedBits[dropped] = lost;
-                    droppedDepth[dropped++] = depth;
-                    candidates &= bits;
-                    if (candidates == 0) {
-                        break;
-                    }
-                }
-            }
-            node = child;
-        }
-        // Deepest first: the survivors (ascending id), then each drop from the last to the first (descending
-        // id within one), the order the merge walk emits.
-        int ranks = Math.min(workers.length, dps.length);
-        for (long c = candidates; c != 0; c &= c - 1) {
-            if (!emit(out, Long.numberOfTrailingZeros(c), depth, workers, dps, ranks)) {
-                return true;
-            }
-        }
-        for (int k = dropped - 1; k >= 0; k--) {
-            for (long c = droppedBits[k]; c != 0; c &= ~Long.highestOneBit(c)) {
-                if (!emit(out, 63 - Long.numberOfLeadingZeros(c), droppedDepth[k], workers, dps, ranks)) {
-                    return true;
-                }
-            }
-        }
-        return true;
-    }
-
-    /**
-     * A reader's lookup of {@code node}'s child at {@code path} in a table it read once: the slot, or -1. Bounded
-     * by the table's size, so a table the writer is changing cannot hold a reader in the loop.
-     */
-    private static int probe(long[] table, int mask, long path, int node) {
-        for (int i = home(path, mask), probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-            long link = table[SLOT * i + 1];
-            if (link == 0) {
-                return -1;
-            }
-            if (table[SLOT * i] == path && (int) (link >>> 32) == node) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /** The walk for paths holding rank ids past the bits: a sorted merge of the owner arrays at each step. */
-    private boolean mergeWalk(long[] keys, Scratch s, OverlapScores out) {
-        out.clear();
-        int[] counts = ownerCount;
-        long[][] lists = owners;
-        long[] table = children;
-        long[] workers = rankWorker;
-        int[] dps = rankDp;
-        int mask = table.length / SLOT - 1;
-        int nodes = Math.min(counts.length, lists.length);
-        int[] cand = s.candidates;
-        int[] next = s.next;
-        int candidates = 0;
-        int dropped = 0;
-        int node = ROOT;
-        long path = rootPath;
-        int depth = 0;
-        for (; depth < keys.length; depth++) {
-            path = step(path, keys[depth]);
-            int at = probe(table, mask, path, node);
-            int child = at < 0 ? 0 : (int) table[SLOT * at + 1];
-            if (child < 0 || child >= nodes) {
-                throw TORN; // only in a race: the stamp will not validate
-            }
-            if (child == 0) {
-                break;
-            }
-            long[] list = lists[child];
-            int n = list == null ? 0 : Math.min(counts[child], Math.min(list.length, cand.length));
-            if (n <= 0) {
-                break;
-            }
-            if (depth == 0) {
-                for (int j = 0; j < n; j++) {
-                    cand[j] = (int) (list[j] >>> 32);
-                }
-                candidates = n;
-            } else {
-                // Sorted merge: candidates missing from this node stop at this depth.
-                int kept = 0;
-                int j = 0;
-                for (int k = 0; k < candidates; k++) {
-                    int rank = cand[k];
-                    while (j < n && (int) (list[j] >>> 32) < rank) {
-                        j++;
-                    }
-                    if (j < n && (int) (list[j] >>> 32) == rank) {
-                        next[kept++] = rank;
-                    } else if (dropped < s.droppedRank.length) {
-                        s.droppedRank[dropped] = rank;
-                        s.droppedDepth[dropped++] = depth;
-                    }
-                }
-                System.arraycopy(next, 0, cand, 0, kept);
-                candidates = kept;
-                if (kept == 0) {
-                    break;
-                }
-            }
-            node = child;
-        }
-        // Deepest first: the survivors, then the dropped ranks from the last to stop to the first.
-        int ranks = Math.min(workers.length, dps.length);
-        for (int k = 0; k < candidates; k++) {
-            if (!emit(out, cand[k], depth, workers, dps, ranks)) {
-                return true;
-            }
-        }
-        for (int k = dropped - 1; k >= 0; k--) {
-            if (!emit(out, s.droppedRank[k], s.droppedDepth[k], workers, dps, ranks)) {
-                return true;
-            }
-        }
-        return true;
-    }
-
-    private static boolean emit(OverlapScores out, int rank, int depth, long[] workers, int[] dps, int ranks) {
-        if (rank < 0 || rank >= ranks) {
-            throw TORN; // only in a race: the stamp will not validate
-        }
-        return out.add(workers[rank], dps[rank], depth);
-    }
-
-    /** One reader thread's reusable arrays. */
-    private static final class Scratch {
-        final int[] candidates;
-        final int[] next;
-        final int[] droppedRank;
-        final int[] droppedDepth;
-        final long[] droppedBits = new long[RANK_BITS];
-
-        Scratch(int maxOwners) {
-            candidates = new int[maxOwners];
-            next = new int[maxOwners];
-            droppedRank = new int[maxOwners];
-            droppedDepth = new int[Math.max(maxOwners, RANK_BITS)];
         }
     }
 }
