@@ -114,14 +114,29 @@ final class UpstreamPool {
             h.detach();
         }
         ArrayDeque<Channel> q = idle.get(ch.eventLoop());
-        if (closed || q == null || h == null || !ch.isActive() || idleCount.get() >= maxIdle) {
+        if (closed || q == null || h == null || !ch.isActive() || !reserveIdleSlot()) {
             ch.close();
             return;
         }
         // Reading stays on while idle so a close or stray byte from the upstream is noticed.
         ch.config().setAutoRead(true);
-        idleCount.incrementAndGet();
         q.addLast(ch);
+    }
+
+    /**
+     * Takes one of the {@code connection_pool_size} idle slots. Loops release concurrently, so a
+     * separate check and increment would let two of them both see a free slot and overshoot the cap.
+     */
+    private boolean reserveIdleSlot() {
+        while (true) {
+            int n = idleCount.get();
+            if (n >= maxIdle) {
+                return false;
+            }
+            if (idleCount.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
     }
 
     /** Stops pooling and closes every idle connection; in-flight ones close when released. */
