@@ -121,7 +121,7 @@ public final class EngineKvDecoder {
             return Batch.MALFORMED_BATCH;
         }
         for (int i = 0; i < n; i++) {
-            String key = shortString(in);
+            String key = shortString(in, length);
             if (key == null) {
                 return Batch.MALFORMED_BATCH;
             }
@@ -185,7 +185,7 @@ public final class EngineKvDecoder {
             skip(in, n);
             throw new BadEvent(Drop.WRONG_TYPE);
         }
-        KvCacheEvent.Kind kind = tag(in, n - 1);
+        KvCacheEvent.Kind kind = tag(in, n - 1, length);
         int left = n - 1;
         try {
             switch (kind) {
@@ -208,7 +208,7 @@ public final class EngineKvDecoder {
                     left--;
                     long[] hashes = hashes(in, length);
                     left--;
-                    Long parent = in.tryUnpackNil() ? null : hash(in);
+                    Long parent = in.tryUnpackNil() ? null : hash(in, length);
                     left--;
                     int[] tokens = tokens(in, length);
                     left--;
@@ -234,7 +234,7 @@ public final class EngineKvDecoder {
         int blockSize = 0;
         BadEvent bad = null;
         for (int i = 0; i < n; i++) {
-            String key = shortString(in);
+            String key = shortString(in, length);
             if (key == null || bad != null) {
                 in.skipValue();
                 bad = bad != null ? bad : new BadEvent(Drop.WRONG_TYPE);
@@ -242,9 +242,9 @@ public final class EngineKvDecoder {
             }
             try {
                 switch (key) {
-                    case "type" -> kind = tag(in, 0);
+                    case "type" -> kind = tag(in, 0, length);
                     case "block_hashes" -> hashes = hashes(in, length);
-                    case "parent_block_hash" -> parent = in.tryUnpackNil() ? null : hash(in);
+                    case "parent_block_hash" -> parent = in.tryUnpackNil() ? null : hash(in, length);
                     case "token_ids" -> tokens = tokens(in, length);
                     case "block_size" -> blockSize = blockSize(in);
                     default -> in.skipValue();
@@ -285,8 +285,8 @@ public final class EngineKvDecoder {
     }
 
     /** Reads the tag; an unknown one skips {@code rest} more values (the event's fields) and drops the event. */
-    private static KvCacheEvent.Kind tag(MessageUnpacker in, int rest) throws IOException, BadEvent {
-        String tag = shortString(in);
+    private static KvCacheEvent.Kind tag(MessageUnpacker in, int rest, int length) throws IOException, BadEvent {
+        String tag = shortString(in, length);
         KvCacheEvent.Kind kind = tag == null ? null : switch (tag) {
             case "BlockStored" -> KvCacheEvent.Kind.STORED;
             case "BlockRemoved" -> KvCacheEvent.Kind.REMOVED;
@@ -301,14 +301,14 @@ public final class EngineKvDecoder {
     }
 
     /** A string of at most {@link #MAX_TAG_BYTES} bytes, or null (the value consumed) for anything else. */
-    private static @Nullable String shortString(MessageUnpacker in) throws IOException {
+    private static @Nullable String shortString(MessageUnpacker in, int length) throws IOException {
         if (in.getNextFormat().getValueType() != ValueType.STRING) {
             in.skipValue();
             return null;
         }
         int len = in.unpackRawStringHeader();
         if (len > MAX_TAG_BYTES) {
-            in.readPayloadAsReference(len); // a view, not a copy: skips it
+            skipPayload(in, len, length);
             return null;
         }
         return new String(in.readPayload(len), StandardCharsets.UTF_8);
@@ -327,7 +327,7 @@ public final class EngineKvDecoder {
         long[] out = new long[n];
         for (int i = 0; i < n; i++) {
             try {
-                out[i] = hash(in);
+                out[i] = hash(in, length);
             } catch (BadEvent e) {
                 skip(in, n - i - 1);
                 throw e;
@@ -337,7 +337,7 @@ public final class EngineKvDecoder {
     }
 
     /** An integer as its 64-bit pattern (u64 above 2^63 and negative i64 alike), or a short byte string folded. */
-    private static long hash(MessageUnpacker in) throws IOException, BadEvent {
+    private static long hash(MessageUnpacker in, int length) throws IOException, BadEvent {
         MessageFormat f = in.getNextFormat();
         if (f == MessageFormat.UINT64) {
             return in.unpackBigInteger().longValue(); // the low 64 bits: the u64's own pattern
@@ -348,7 +348,7 @@ public final class EngineKvDecoder {
         if (f.getValueType() == ValueType.BINARY) {
             int len = in.unpackBinaryHeader();
             if (len > MAX_HASH_BYTES) {
-                in.readPayloadAsReference(len); // a view, not a copy: skips it
+                skipPayload(in, len, length);
                 throw new BadEvent(Drop.TOO_LARGE);
             }
             return FOLD.hashBytes(in.readPayload(len));
@@ -395,6 +395,17 @@ public final class EngineKvDecoder {
             throw new BadEvent(Drop.WRONG_TYPE);
         }
         return (int) v;
+    }
+
+    /**
+     * Skips a string or binary body whose header was read. A length past the payload's end is a lie: refused
+     * before msgpack-core would allocate a buffer of that size to gather it.
+     */
+    private static void skipPayload(MessageUnpacker in, int len, int length) throws IOException {
+        if (len < 0 || len > length - in.getTotalReadBytes()) {
+            throw new IOException("payload length past the end");
+        }
+        in.readPayloadAsReference(len); // within the input array: a view, not a copy
     }
 
     private static void skip(MessageUnpacker in, int values) throws IOException {

@@ -91,6 +91,8 @@ public final class EngineKvEventSource implements KvIndexSource {
     /** Tells a replay connection that completes late from the current one. */
     private int replayGeneration;
     private int attempts;
+    /** The current live connection was refused (its reason is the last error already). */
+    private boolean refused;
     private long connectedAtNanos;
     private KvSourceMetrics.@Nullable State state;
 
@@ -189,8 +191,9 @@ public final class EngineKvEventSource implements KvIndexSource {
             return;
         }
         setState(KvSourceMetrics.State.CONNECTING);
+        refused = false;
         ZmtpSubscriberHandler handler = new ZmtpSubscriberHandler(ZmtpLimits.KV_EVENTS, topic, new LiveListener());
-        connector.connect(new ZmtpTarget("", zmq.endpoint(), zmq.topic()), loop, handler)
+        connector.connect(new ZmtpTarget("", zmq.pub(), zmq.topic()), loop, handler)
                 .whenComplete((ch, error) -> loop.execute(() -> connected(ch, error)));
     }
 
@@ -221,7 +224,7 @@ public final class EngineKvEventSource implements KvIndexSource {
         if (System.nanoTime() - connectedAtNanos >= backoff.resetAfter().toNanos()) {
             attempts = 0;
         }
-        if (lastError == null || state == KvSourceMetrics.State.CONNECTED) {
+        if (!refused) {
             lastError = "stream: ended";
             lastErrorAtMillis = clock.millis();
         }
@@ -255,6 +258,7 @@ public final class EngineKvEventSource implements KvIndexSource {
 
         @Override
         public void onRefused(String reason) {
+            refused = true;
             fail(Failure.PROTOCOL, "zmtp: " + reason);
         }
     }
@@ -278,7 +282,7 @@ public final class EngineKvEventSource implements KvIndexSource {
             }
             case GAP -> {
                 metrics.gap();
-                if (zmq.replayEndpoint() != null && sequence.missing(seq) <= MAX_REPLAY_GAP) {
+                if (zmq.replay() != null && sequence.missing(seq) <= MAX_REPLAY_GAP) {
                     held.add(new Held(seq, java.util.Arrays.copyOfRange(array, offset, offset + length)));
                     heldBytes += length;
                     startReplay(sequence.next());
@@ -334,7 +338,7 @@ public final class EngineKvEventSource implements KvIndexSource {
         ZmtpSubscriberHandler handler = ZmtpSubscriberHandler.dealer(ZmtpLimits.KV_EVENTS,
                 new byte[][] {new byte[0], start}, new ReplayListener());
         replayDeadline = loop.schedule(this::finishReplay, replayTimeout.toNanos(), TimeUnit.NANOSECONDS);
-        ZmtpTarget target = new ZmtpTarget("", Objects.requireNonNull(zmq.replayEndpoint()), "");
+        ZmtpTarget target = new ZmtpTarget("", Objects.requireNonNull(zmq.replay()), "");
         connector.connect(target, loop, handler).whenComplete((ch, error) -> loop.execute(() -> {
             if (error != null || ch == null) {
                 if (replaying && gen == replayGeneration) {

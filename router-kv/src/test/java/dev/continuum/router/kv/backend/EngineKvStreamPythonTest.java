@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.continuum.router.eventplane.zmtp.CidrPolicy;
 import dev.continuum.router.eventplane.zmtp.DirectTcpConnector;
-import dev.continuum.router.eventplane.zmtp.ZmtpEndpoint;
 import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.EventLoopGroup;
@@ -50,8 +49,8 @@ class EngineKvStreamPythonTest {
     private void start(String generation, boolean replay) throws Exception {
         engine = new EnginePublisherProcess(generation, "kv");
         KvCacheIndexConfig.Source config = KvCacheIndexConfig.Source.zmq(BACKEND, new KvCacheIndexConfig.Zmq(
-                new ZmtpEndpoint("127.0.0.1", engine.pubPort),
-                replay ? new ZmtpEndpoint("127.0.0.1", engine.replayPort) : null, "kv"));
+                "tcp://127.0.0.1:" + engine.pubPort,
+                replay ? "tcp://127.0.0.1:" + engine.replayPort : null, "kv"));
         source = new EngineKvEventSource(config, connector, group.next(), index,
                 new KvSourceMetrics(registry, index), new EngineKvMetrics(registry), 1000, 1024,
                 Clock.systemUTC(), Duration.ofSeconds(5));

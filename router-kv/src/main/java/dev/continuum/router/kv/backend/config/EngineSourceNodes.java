@@ -42,7 +42,8 @@ final class EngineSourceNodes {
         if (endpoint == null || (replayNode.isPresent() && replay == null)) {
             return null;
         }
-        return KvCacheIndexConfig.Source.zmq(backend, new KvCacheIndexConfig.Zmq(endpoint, replay, topic));
+        return KvCacheIndexConfig.Source.zmq(backend, new KvCacheIndexConfig.Zmq(endpointNode.asString(""),
+                replay == null ? null : replayNode.asString(""), topic));
     }
 
     /** False (an error reported) when a zmq-only key is set on another transport. */

@@ -4,6 +4,7 @@ import dev.continuum.router.eventbus.EventBus;
 import dev.continuum.router.eventbus.config.BackendTrust;
 import dev.continuum.router.eventplane.zmtp.ZmtpEndpoint;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.net.URI;
 import java.util.List;
@@ -58,7 +59,7 @@ public record KvCacheIndexConfig(@JsonInclude(JsonInclude.Include.NON_EMPTY) Lis
      * @param zmq       {@code zmq} only: the engine's PUB and replay sockets
      */
     public record Source(String backend, Transport transport, @Nullable URI url, @Nullable Tls tls,
-                         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Zmq zmq) {
+                         @JsonUnwrapped @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Zmq zmq) {
         public Source {
             Objects.requireNonNull(backend, "backend");
             Objects.requireNonNull(transport, "transport");
@@ -91,19 +92,35 @@ public record KvCacheIndexConfig(@JsonInclude(JsonInclude.Include.NON_EMPTY) Lis
 
     /**
      * {@code sources[]} of {@code transport: zmq}: where the engine publishes (vLLM's and SGLang's
-     * {@code ZmqEventPublisher}).
+     * {@code ZmqEventPublisher}). Kept as written, so the config reads back the same; parsed once here.
      *
      * @param endpoint       its PUB socket, {@code tcp://host:port}
      * @param replayEndpoint its ROUTER replay socket, or null when the engine runs without one (a gap then clears
      *                       the backend)
      * @param topic          the publisher's topic (the subscription prefix; empty: every message)
      */
-    public record Zmq(ZmtpEndpoint endpoint, @Nullable ZmtpEndpoint replayEndpoint, String topic) {
+    public record Zmq(String endpoint, @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String replayEndpoint,
+                      String topic) {
         public static final int MAX_TOPIC_BYTES = 128;
 
         public Zmq {
-            Objects.requireNonNull(endpoint, "endpoint");
             Objects.requireNonNull(topic, "topic");
+            if (ZmtpEndpoint.parse(endpoint).isEmpty()) {
+                throw new IllegalArgumentException("endpoint: expected tcp://host:port");
+            }
+            if (replayEndpoint != null && ZmtpEndpoint.parse(replayEndpoint).isEmpty()) {
+                throw new IllegalArgumentException("replay_endpoint: expected tcp://host:port");
+            }
+        }
+
+        /** The PUB socket's address. */
+        public ZmtpEndpoint pub() {
+            return ZmtpEndpoint.parse(endpoint).orElseThrow();
+        }
+
+        /** The replay socket's address, or null. */
+        public @Nullable ZmtpEndpoint replay() {
+            return replayEndpoint == null ? null : ZmtpEndpoint.parse(replayEndpoint).orElseThrow();
         }
     }
 
