@@ -32,7 +32,7 @@ final class VllmKvPublisher implements AutoCloseable {
     private final ZMQ.Socket replay;
     private final String endpoint;
     private final String replayEndpoint;
-    private final ConcurrentLinkedQueue<byte[]> queue = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Queued> queue = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<byte[][]> kept = new ArrayDeque<>(); // {seq, batch}; owner thread only
     private final AtomicLong published = new AtomicLong();
     private final AtomicInteger dropNext = new AtomicInteger();
@@ -78,12 +78,17 @@ final class VllmKvPublisher implements AutoCloseable {
         return published.get();
     }
 
-    /** Queues one encoded batch; any thread. */
-    void publish(byte[] batch) {
-        queue.add(batch);
+    /** A batch and whether it goes out on the PUB socket (decided when it is queued). */
+    private record Queued(byte[] batch, boolean send) {
     }
 
-    /** The next {@code n} batches get a sequence number and a replay slot but are not sent: a lost message. */
+    /** Queues one encoded batch; any thread. */
+    void publish(byte[] batch) {
+        boolean lost = dropNext.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
+        queue.add(new Queued(batch, !lost));
+    }
+
+    /** The next {@code n} batches published get a sequence number and a replay slot but are not sent. */
     void dropNext(int n) {
         dropNext.addAndGet(n);
     }
@@ -95,8 +100,8 @@ final class VllmKvPublisher implements AutoCloseable {
                 if (poller.pollin(0)) {
                     serveReplay();
                 }
-                for (byte[] batch = queue.poll(); batch != null; batch = queue.poll()) {
-                    send(batch);
+                for (Queued q = queue.poll(); q != null; q = queue.poll()) {
+                    send(q);
                 }
             }
         } finally {
@@ -106,19 +111,18 @@ final class VllmKvPublisher implements AutoCloseable {
         }
     }
 
-    private void send(byte[] batch) {
+    private void send(Queued q) {
         byte[] s = be(seq++);
-        kept.addLast(new byte[][] {s, batch});
+        kept.addLast(new byte[][] {s, q.batch()});
         if (kept.size() > bufferSteps) {
             kept.removeFirst();
         }
-        if (dropNext.get() > 0) {
-            dropNext.decrementAndGet();
+        if (!q.send()) {
             return;
         }
         pub.sendMore(topic);
         pub.sendMore(s);
-        pub.send(batch);
+        pub.send(q.batch());
         published.incrementAndGet();
     }
 

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * The SUB side of ZMTP 3.x over one TCP connection: sends the greeting (version 3.0, NULL mechanism,
  * as-server 0), checks the peer's, exchanges READY (ours says {@code Socket-Type: SUB}, the peer's must
  * say PUB or XPUB), subscribes with the 3.0 single-frame form ({@code 0x01 + topic}, which 3.1 peers
- * accept too), then assembles multipart messages and answers PING with PONG.
+ * accept too), then assembles multipart messages and answers PING with PONG. {@link #dealer} makes the same
+ * handler a DEALER toward a ROUTER peer (an engine's KV-event replay socket) that sends one request instead.
  *
  * <p><b>Bounds before buffers.</b> Bytes are parsed as they arrive, with no cumulation buffer: frame
  * flags and sizes go into fields, and only frame bodies are copied, into one assembly array that starts
