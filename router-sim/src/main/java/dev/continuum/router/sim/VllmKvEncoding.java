@@ -18,8 +18,8 @@ final class VllmKvEncoding {
     }
 
     /** One batch holding one {@code BlockStored} event of {@code hashes[from..to)}. */
-    static byte[] stored(VllmKvGeneration g, double ts, int rank, long[] hashes, int from, int to, @Nullable Long parent,
-                         int[] tokens, int blockSize) {
+    static byte[] stored(VllmKvGeneration g, double ts, int rank, long[] hashes, int from, int to,
+                         @Nullable Long parent, int[] tokens, int blockSize) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             batchHeader(p, g, ts);
             if (g == VllmKvGeneration.ARRAY) {

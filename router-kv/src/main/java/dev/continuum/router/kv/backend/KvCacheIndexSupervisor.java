@@ -25,9 +25,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the {@code dynamo.kv_cache_index} sources that feed the {@link BackendKvIndex}: one {@link KvEventSource}
- * per configured backend, direct ones on its own event loop, bus ones through {@link EventBus}. A reload restarts
- * only the sources whose entry changed (a removed backend's blocks leave the index); the limits apply to sources
- * started afterwards. One component of the router's lifecycle stack, after the event bus it opens streams on.
+ * per configured backend, direct ones on its own event loop, bus ones through {@link EventBus}; a {@code zmq}
+ * source is an {@link EngineKvEventSource} on the same loop, dialling through one {@link DirectTcpConnector}. A
+ * reload restarts only the sources whose entry changed (a removed backend's blocks leave the index); the limits
+ * apply to sources started afterwards. One component of the router's lifecycle stack, after the event bus it
+ * opens streams on.
  */
 public final class KvCacheIndexSupervisor extends StartStopSupport {
     private static final Logger LOG = LoggerFactory.getLogger(KvCacheIndexSupervisor.class);

@@ -12,12 +12,13 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@code dynamo.kv_cache_index}: which backends' SSE KV-event streams feed the backend KV cache index, and how
- * the router reaches each one (docs/kv-routing.md, "The backend KV cache index").
+ * {@code dynamo.kv_cache_index}: which backends' KV-event streams (SSE, or the engine's own ZMQ) feed the backend
+ * KV cache index, and how the router reaches each one (docs/kv-routing.md, "The backend KV cache index").
  *
  * @param sources              one entry per backend, at most {@link #MAX_SOURCES}
  * @param maxBlocksPerBackend  blocks the index keeps per backend; a stored event beyond it is dropped and counted
- * @param maxEventBytes        the largest SSE event (all its lines) the parser accepts; a larger one is dropped
+ * @param maxEventBytes        the largest SSE event (all its lines), or msgpack batch of a zmq source, accepted; a
+ *                             larger one is dropped
  */
 public record KvCacheIndexConfig(@JsonInclude(JsonInclude.Include.NON_EMPTY) List<Source> sources,
                                  int maxBlocksPerBackend, int maxEventBytes) {
