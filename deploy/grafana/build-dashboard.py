@@ -242,6 +242,24 @@ panel("CPU (process and system)",
 panel("Uptime", [("max(process_uptime_seconds%s)" % SEL, "uptime")], "s", "stat")
 end_row()
 
+row("Backend KV cache index: engine streams (transport zmq)")
+panel("Engine KV streams: events by kind",
+      [("sum by (kind) (rate(continuum_kv_cache_index_engine_events_total%s[$__rate_interval]))" % SEL, "{{kind}}")],
+      "ops", description="Events applied from vLLM/SGLang native KV-event streams (dynamo.kv_cache_index sources "
+      "with transport zmq).")
+panel("Engine KV streams: drops by reason",
+      [("sum by (reason) (rate(continuum_kv_cache_index_engine_drops_total%s[$__rate_interval]))" % SEL,
+        "{{reason}}")],
+      "ops", description="Batches or events not applied: oversized, bad_frame, malformed, unknown_tag, wrong_type, "
+      "too_large, duplicate, over_capacity.")
+panel("Engine KV streams: gaps, replays and restarts",
+      [("sum(increase(continuum_kv_cache_index_engine_gaps_total%s[$__rate_interval]))" % SEL, "gaps"),
+       ("sum by (result) (increase(continuum_kv_cache_index_engine_replays_total%s[$__rate_interval]))" % SEL,
+        "replay {{result}}"),
+       ("sum(increase(continuum_kv_cache_index_engine_restarts_total%s[$__rate_interval]))" % SEL, "restarts")],
+      description="A failed or unavailable replay, and a restart, clear the backend's blocks.")
+end_row()
+
 dashboard = {
     "title": "Continuum Router",
     "uid": "continuum-router",

@@ -21,9 +21,16 @@ import org.jspecify.annotations.Nullable;
  * @param prefillBase         fixed cost of one prefill
  * @param prefillPerToken     cost of each uncached prompt token
  * @param reportPrefillBacklog whether kv_metrics carry {@code active_prefill_tokens} (else nil, as dynamo.vllm)
+ * @param vllmEvents          when set, each caching worker also publishes vLLM's own KV events in this encoding,
+ *                            with a replay socket, as a plain vLLM server does ({@link VllmKvPublisher})
  */
 public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
-                    Duration prefillPerToken, boolean reportPrefillBacklog) {
+                    Duration prefillPerToken, boolean reportPrefillBacklog, @Nullable VllmKvGeneration vllmEvents) {
+    public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
+            Duration prefillPerToken, boolean reportPrefillBacklog) {
+        this(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog, null);
+    }
+
     /** Without {@code active_prefill_tokens} in kv_metrics, as dynamo.vllm workers publish them. */
     public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
             Duration prefillPerToken) {
@@ -45,10 +52,16 @@ public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Dura
     }
 
     public SimKv withPrefill(Duration base, Duration perToken) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog, vllmEvents);
     }
 
     public SimKv withPrefillBacklog(boolean report) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report, vllmEvents);
+    }
+
+    /** Each caching worker also publishes vLLM-native KV events in {@code generation} (null: not). */
+    public SimKv withVllmEvents(@Nullable VllmKvGeneration generation) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog,
+                generation);
     }
 }

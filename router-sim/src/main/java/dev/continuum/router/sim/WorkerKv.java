@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import org.jspecify.annotations.Nullable;
 import org.zeromq.ZContext;
 
 /**
@@ -48,6 +49,8 @@ final class WorkerKv implements AutoCloseable {
     /** Per rank: estimated prompt tokens of requests accepted but not yet served (being tokenized). */
     private final long[] announced;
     private final EventPublisher publisher;
+    /** vLLM's own stream beside Dynamo's, when {@link SimKv#vllmEvents()} asks for it. */
+    private final @Nullable VllmKvPublisher vllm;
     private final Executor sender;
     private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
     private long requests;
@@ -71,6 +74,13 @@ final class WorkerKv implements AutoCloseable {
             prefillEnd[r] = Long.MIN_VALUE;
         }
         this.publisher = new EventPublisher(zmq, KvEventEncoding.TOPIC, publisherId);
+        VllmKvGeneration g = options.vllmEvents();
+        this.vllm = g == null ? null : new VllmKvPublisher(zmq, g, "", VllmKvPublisher.DEFAULT_BUFFER_STEPS);
+    }
+
+    /** The worker's vLLM-native KV-event publisher, or null when {@link SimKv#vllmEvents()} is off. */
+    @Nullable VllmKvPublisher vllm() {
+        return vllm;
     }
 
     int blockSize() {
@@ -124,12 +134,19 @@ final class WorkerKv implements AutoCloseable {
         for (int from = 0; from < a.evicted().length; from += MAX_BATCH_BLOCKS) {
             int to = Math.min(a.evicted().length, from + MAX_BATCH_BLOCKS);
             outbox.add(KvEventEncoding.removed(workerId, nextEventId[r]++, r, a.evicted(), from, to));
+            if (vllm != null) {
+                vllm.publish(VllmKvEncoding.removed(vllm.generation(), now(), r, a.evicted(), from, to));
+            }
         }
         long[] seq = blocks.seqHashes();
         for (int from = a.cached(); from < a.stored(); from += MAX_BATCH_BLOCKS) {
             int to = Math.min(a.stored(), from + MAX_BATCH_BLOCKS);
             outbox.add(KvEventEncoding.stored(workerId, nextEventId[r]++, r, from == 0 ? null : seq[from - 1], seq,
                     blocks.tokenHashes(), from, to));
+            if (vllm != null) {
+                vllm.publish(VllmKvEncoding.stored(vllm.generation(), now(), r, seq, from, to,
+                        from == 0 ? null : seq[from - 1], tokens, blockSize));
+            }
         }
         int cached = Math.min(tokens.length, a.cached() * blockSize);
         long uncached = tokens.length - cached;
@@ -145,6 +162,11 @@ final class WorkerKv implements AutoCloseable {
         }
         send();
         return new Served(r, tokens.length, cached, ttft);
+    }
+
+    /** vLLM's batch {@code ts}: wall-clock seconds. */
+    private static double now() {
+        return System.currentTimeMillis() / 1000.0;
     }
 
     private static long saturatedMultiply(long a, long b) {
@@ -194,6 +216,9 @@ final class WorkerKv implements AutoCloseable {
         for (int r = 0; r < caches.length; r++) {
             if (caches[r].clear()) {
                 outbox.add(KvEventEncoding.cleared(workerId, nextEventId[r]++, r));
+                if (vllm != null) {
+                    vllm.publish(VllmKvEncoding.cleared(vllm.generation(), now(), r));
+                }
             }
         }
         send();
@@ -229,5 +254,8 @@ final class WorkerKv implements AutoCloseable {
     @Override
     public void close() {
         publisher.close();
+        if (vllm != null) {
+            vllm.close();
+        }
     }
 }

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * The SUB side of ZMTP 3.x over one TCP connection: sends the greeting (version 3.0, NULL mechanism,
  * as-server 0), checks the peer's, exchanges READY (ours says {@code Socket-Type: SUB}, the peer's must
  * say PUB or XPUB), subscribes with the 3.0 single-frame form ({@code 0x01 + topic}, which 3.1 peers
- * accept too), then assembles multipart messages and answers PING with PONG.
+ * accept too), then assembles multipart messages and answers PING with PONG. {@link #dealer} makes the same
+ * handler a DEALER toward a ROUTER peer (an engine's KV-event replay socket) that sends one request instead.
  *
  * <p><b>Bounds before buffers.</b> Bytes are parsed as they arrive, with no cumulation buffer: frame
  * flags and sizes go into fields, and only frame bodies are copied, into one assembly array that starts
@@ -38,6 +39,7 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
     private static final byte[] ERROR = "ERROR".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SOCKET_TYPE = "Socket-Type".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SUB = "SUB".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DEALER = "DEALER".getBytes(StandardCharsets.US_ASCII);
     /** ZMTP 3.1 (37/ZMTP): a PING's context is at most 16 bytes. */
     private static final int MAX_PING_CONTEXT = 16;
 
@@ -51,6 +53,8 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
     private final ZmtpLimits limits;
     private final byte[] topic;
     private final ZmtpListener listener;
+    /** Null: a SUB socket. Otherwise a DEALER that sends these frames once, after READY (a replay request). */
+    private final byte @Nullable [][] request;
     private final MessageView view = new MessageView();
     /** Part end offsets of the message being assembled. */
     private final int[] partEnds;
@@ -74,13 +78,38 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
      * @param listener told about the handshake, each message, and a refusal
      */
     public ZmtpSubscriberHandler(ZmtpLimits limits, byte[] topic, ZmtpListener listener) {
+        this(limits, topic, listener, null);
+    }
+
+    private ZmtpSubscriberHandler(ZmtpLimits limits, byte[] topic, ZmtpListener listener,
+                                  byte @Nullable [][] request) {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.topic = topic.clone();
         this.listener = Objects.requireNonNull(listener, "listener");
+        this.request = request;
         if (topic.length + 1 > limits.maxFrameBytes() || topic.length + 1 > 255) {
             throw new IllegalArgumentException("topic: " + topic.length + " bytes (expected: a short frame)");
         }
         this.partEnds = new int[limits.maxPartsPerMessage()];
+    }
+
+    /**
+     * A DEALER connection to a ROUTER peer (an engine's KV-event replay socket) with the same bounds: after the
+     * handshake it sends {@code request} as one multipart message (each frame at most 255 bytes), then reports every
+     * message the peer sends back.
+     */
+    public static ZmtpSubscriberHandler dealer(ZmtpLimits limits, byte[][] request, ZmtpListener listener) {
+        byte[][] frames = new byte[request.length][];
+        for (int i = 0; i < request.length; i++) {
+            if (request[i].length > 255) {
+                throw new IllegalArgumentException("request frame: " + request[i].length + " bytes (expected: <= 255)");
+            }
+            frames[i] = request[i].clone();
+        }
+        if (frames.length == 0) {
+            throw new IllegalArgumentException("request: no frames");
+        }
+        return new ZmtpSubscriberHandler(limits, new byte[0], listener, frames);
     }
 
     /** Bytes this connection holds in its assembly array: {@link ZmtpLimits#INITIAL_BUFFER_BYTES} when idle. */
@@ -179,7 +208,7 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
         }
         length = 0;
         phase = Phase.FLAGS;
-        writeCommand(ctx, READY, SOCKET_TYPE, SUB);
+        writeCommand(ctx, READY, SOCKET_TYPE, request == null ? SUB : DEALER);
     }
 
     private void readFlags(ChannelHandlerContext ctx, int value) {
@@ -343,9 +372,10 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
             int valueEnd = valueStart + (int) valueLength;
             if (equalsIgnoreCase(nameStart, nameLength, SOCKET_TYPE)) {
                 String type = new String(buffer, valueStart, valueEnd - valueStart, StandardCharsets.US_ASCII);
-                publisher = type.equals("PUB") || type.equals("XPUB");
+                publisher = request == null ? type.equals("PUB") || type.equals("XPUB") : type.equals("ROUTER");
                 if (!publisher) {
-                    refuse(ctx, "peer socket type (expected: PUB or XPUB)");
+                    refuse(ctx, request == null ? "peer socket type (expected: PUB or XPUB)"
+                            : "peer socket type (expected: ROUTER)");
                     return;
                 }
             }
@@ -357,6 +387,20 @@ public final class ZmtpSubscriberHandler extends ChannelInboundHandlerAdapter {
         }
         ready = true;
         cancelDeadline();
+        byte[][] frames = request;
+        if (frames != null) {
+            int total = 0;
+            for (byte[] f : frames) {
+                total += 2 + f.length;
+            }
+            ByteBuf out = ctx.alloc().buffer(total);
+            for (int i = 0; i < frames.length; i++) {
+                out.writeByte(i + 1 < frames.length ? FLAG_MORE : 0).writeByte(frames[i].length).writeBytes(frames[i]);
+            }
+            ctx.writeAndFlush(out, ctx.voidPromise());
+            listener.onConnected();
+            return;
+        }
         // ZMTP 3.0 subscription: a message frame whose first byte is 1, followed by the prefix.
         ByteBuf subscribe = ctx.alloc().buffer(2 + 1 + topic.length);
         subscribe.writeByte(0).writeByte(1 + topic.length).writeByte(1).writeBytes(topic);

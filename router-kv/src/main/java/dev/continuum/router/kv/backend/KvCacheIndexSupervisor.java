@@ -4,6 +4,9 @@ import dev.continuum.router.eventbus.EventBus;
 import dev.continuum.router.eventbus.EventLoopShutdown;
 import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.core.logging.LogSafe;
+import dev.continuum.router.eventplane.zmtp.CidrPolicy;
+import dev.continuum.router.eventplane.zmtp.DirectTcpConnector;
+import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
 import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
@@ -22,9 +25,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the {@code dynamo.kv_cache_index} sources that feed the {@link BackendKvIndex}: one {@link KvEventSource}
- * per configured backend, direct ones on its own event loop, bus ones through {@link EventBus}. A reload restarts
- * only the sources whose entry changed (a removed backend's blocks leave the index); the limits apply to sources
- * started afterwards. One component of the router's lifecycle stack, after the event bus it opens streams on.
+ * per configured backend, direct ones on its own event loop, bus ones through {@link EventBus}; a {@code zmq}
+ * source is an {@link EngineKvEventSource} on the same loop, dialling through one {@link DirectTcpConnector}. A
+ * reload restarts only the sources whose entry changed (a removed backend's blocks leave the index); the limits
+ * apply to sources started afterwards. One component of the router's lifecycle stack, after the event bus it
+ * opens streams on.
  */
 public final class KvCacheIndexSupervisor extends StartStopSupport {
     private static final Logger LOG = LoggerFactory.getLogger(KvCacheIndexSupervisor.class);
@@ -32,9 +37,11 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
     private final BackendKvIndex index = new BackendKvIndex();
     private final KvSourceMetrics metrics;
     private final Clock clock;
-    private final Map<String, KvEventSource> running = new HashMap<>();
+    private final EngineKvMetrics engineMetrics;
+    private final Map<String, KvIndexSource> running = new HashMap<>();
     /** The running sources in configuration order, replaced whole on each change: the admin view reads it unlocked. */
-    private volatile List<KvEventSource> published = List.of();
+    private volatile List<KvIndexSource> published = List.of();
+    private @Nullable ZmtpConnector connector;
     private volatile KvCacheIndexConfig config;
     private @Nullable EventLoopGroup group;
 
@@ -47,6 +54,7 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
                                   Clock clock) {
         this.bus = bus;
         this.metrics = new KvSourceMetrics(registry, index);
+        this.engineMetrics = new EngineKvMetrics(registry);
         this.config = initial;
         this.clock = clock;
     }
@@ -56,9 +64,9 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
      * configuration order. Reads immutable snapshots and volatile fields only, so it never waits for a reload.
      */
     public List<KvSourceView> views() {
-        List<KvEventSource> sources = published;
+        List<KvIndexSource> sources = published;
         List<KvSourceView> rows = new ArrayList<>(sources.size());
-        for (KvEventSource source : sources) {
+        for (KvIndexSource source : sources) {
             rows.add(source.view());
         }
         return rows;
@@ -107,6 +115,19 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
             if (running.containsKey(s.backend())) {
                 continue;
             }
+            if (s.transport() == KvCacheIndexConfig.Transport.ZMQ) {
+                // The endpoints come from the operator's own file, not from discovery: any address may be dialled.
+                ZmtpConnector c = connector;
+                if (c == null) {
+                    c = DirectTcpConnector.builder().policy(CidrPolicy.allowAny()).build();
+                    connector = c;
+                }
+                EngineKvEventSource engine = new EngineKvEventSource(s, c, g.next(), index, metrics, engineMetrics,
+                        next.maxBlocksPerBackend(), next.maxEventBytes(), clock, EngineKvEventSource.REPLAY_TIMEOUT);
+                running.put(s.backend(), engine);
+                engine.start();
+                continue;
+            }
             KvStreamOpener opener;
             try {
                 opener = s.transport() == KvCacheIndexConfig.Transport.DIRECT
@@ -126,9 +147,9 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
     }
 
     private void publish(KvCacheIndexConfig next) {
-        List<KvEventSource> ordered = new ArrayList<>();
+        List<KvIndexSource> ordered = new ArrayList<>();
         for (KvCacheIndexConfig.Source s : next.sources()) {
-            KvEventSource source = running.get(s.backend());
+            KvIndexSource source = running.get(s.backend());
             if (source != null) {
                 ordered.add(source);
             }
@@ -136,16 +157,28 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
         published = List.copyOf(ordered);
     }
 
-    /** The running sources (tests and the admin view). */
+    /** The running SSE sources (tests and the admin view). */
     public synchronized List<KvEventSource> sources() {
-        return List.copyOf(running.values());
+        return running.values().stream().filter(KvEventSource.class::isInstance).map(KvEventSource.class::cast)
+                .toList();
+    }
+
+    /** The running {@code transport: zmq} sources. */
+    public synchronized List<EngineKvEventSource> engineSources() {
+        return running.values().stream().filter(EngineKvEventSource.class::isInstance)
+                .map(EngineKvEventSource.class::cast).toList();
     }
 
     @Override
     protected synchronized CompletableFuture<Void> doStop() {
-        running.values().forEach(KvEventSource::stop);
+        running.values().forEach(KvIndexSource::stop);
         running.clear();
         published = List.of();
+        ZmtpConnector c = connector;
+        connector = null;
+        if (c != null) {
+            c.close();
+        }
         EventLoopGroup g = group;
         group = null;
         return EventLoopShutdown.of(g);

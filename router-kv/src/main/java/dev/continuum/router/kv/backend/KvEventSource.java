@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * What the admin view reads ({@link #view}) is an immutable {@link Status} replaced on each change of state, and
  * volatile fields the event path writes: no reader takes the monitor.
  */
-public final class KvEventSource {
+public final class KvEventSource implements KvIndexSource {
     private static final Logger LOG = LoggerFactory.getLogger(KvEventSource.class);
     public static final Duration RECONNECT_FLOOR = Duration.ofMillis(500);
     public static final Duration RECONNECT_CEILING = Duration.ofSeconds(30);
@@ -119,6 +119,7 @@ public final class KvEventSource {
     }
 
     /** The admin view's row, from the current status and counters; takes no lock. */
+    @Override
     public KvSourceView view() {
         Status s = status;
         KvStreamOpener.Carrier c = s.carrier();
@@ -133,6 +134,7 @@ public final class KvEventSource {
                 s.lastError() == null ? null : Instant.ofEpochMilli(s.lastErrorAt()), counts);
     }
 
+    @Override
     public KvCacheIndexConfig.Source source() {
         return source;
     }
@@ -146,11 +148,13 @@ public final class KvEventSource {
         return state;
     }
 
+    @Override
     public synchronized void start() {
         open();
     }
 
     /** Closes the stream and forgets what the backend held: nothing keeps that knowledge fresh any more. */
+    @Override
     public void stop() {
         KvStreamOpener.Opened open;
         synchronized (this) {

@@ -74,9 +74,53 @@ class KvCacheIndexSectionTest {
                     max_event_bytes: 10
                 """);
         assertThat(paths(r.errors())).contains("dynamo.kv_cache_index.sources[0].url",
-                "dynamo.kv_cache_index.sources[1].transport", "dynamo.kv_cache_index.sources[2].backend",
+                "dynamo.kv_cache_index.sources[1].endpoint", "dynamo.kv_cache_index.sources[2].backend",
                 "dynamo.kv_cache_index.sources[3].url", "dynamo.kv_cache_index.sources[4].url",
                 "dynamo.kv_cache_index.max_event_bytes");
+    }
+
+    @Test
+    void bindsAnEngineZmqSourceAndReadsItBackAsWritten() {
+        LoadResult r = load("""
+                dynamo:
+                  kv_cache_index:
+                    sources:
+                      - {backend: vllm-1, transport: zmq, endpoint: "tcp://vllm-1:5557",
+                         replay_endpoint: "tcp://vllm-1:5558", topic: kv}
+                      - {backend: vllm-2, transport: zmq, endpoint: "tcp://[fd00::7]:5557"}
+                """);
+        assertThat(r.errors()).isEmpty();
+        KvCacheIndexConfig c = r.orThrow().dynamo().section(SECTION);
+        assertThat(c.sources()).containsExactly(
+                KvCacheIndexConfig.Source.zmq("vllm-1",
+                        new KvCacheIndexConfig.Zmq("tcp://vllm-1:5557", "tcp://vllm-1:5558", "kv")),
+                KvCacheIndexConfig.Source.zmq("vllm-2", new KvCacheIndexConfig.Zmq("tcp://[fd00::7]:5557", null, "")));
+        assertThat(c.sources().get(0).zmq().replay().port()).isEqualTo(5558);
+        // The index still does not steer selection: the warning stays for engine sources too.
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources");
+        String readback = ConfigRenderer.get().yaml(r.orThrow());
+        LoadResult again = ConfigLoader.builder().dynamoSection(new EventBusSection()).dynamoSection(SECTION).build()
+                .loadString(readback);
+        assertThat(again.orThrow().dynamo().section(SECTION)).isEqualTo(c);
+    }
+
+    @Test
+    void reportsEachBadEngineSourceFieldByItsPath() {
+        LoadResult r = load("""
+                dynamo:
+                  kv_cache_index:
+                    sources:
+                      - {backend: vllm-1, transport: zmq, endpoint: "http://vllm-1:5557"}
+                      - {backend: vllm-2, transport: zmq, endpoint: "tcp://vllm-2:5557", replay_endpoint: "tcp://x"}
+                      - {backend: vllm-3, transport: zmq, endpoint: "tcp://a:1", url: "http://a:1/"}
+                      - {backend: vllm-4, transport: zmq, endpoint: "tcp://a:1", topic: "%s"}
+                      - {backend: vllm-5, url: "http://a:1/", endpoint: "tcp://a:1"}
+                      - {backend: vllm-6, transport: event_bus, replay_endpoint: "tcp://a:1"}
+                """.formatted("t".repeat(129)));
+        assertThat(paths(r.errors())).contains("dynamo.kv_cache_index.sources[0].endpoint",
+                "dynamo.kv_cache_index.sources[1].replay_endpoint", "dynamo.kv_cache_index.sources[2].url",
+                "dynamo.kv_cache_index.sources[3].topic", "dynamo.kv_cache_index.sources[4].endpoint",
+                "dynamo.kv_cache_index.sources[5].replay_endpoint");
     }
 
     @Test

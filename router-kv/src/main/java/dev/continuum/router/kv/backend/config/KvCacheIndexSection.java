@@ -32,6 +32,11 @@ import org.jspecify.annotations.Nullable;
  *         tls: {ca_cert: /etc/continuum/backend-ca.pem}   # optional: else the JDK's trust store
  *       - backend: vllm-2
  *         transport: event_bus             # a kv_listener entry granted vllm-2 relays it
+ *       - backend: vllm-4
+ *         transport: zmq                   # the engine's own --kv-events-config publisher
+ *         endpoint: tcp://vllm-4:5557
+ *         replay_endpoint: tcp://vllm-4:5558   # optional
+ *         topic: ""                        # optional: the publisher's topic
  *     max_blocks_per_backend: 262144
  *     max_event_bytes: 64KiB
  * </pre>
@@ -101,14 +106,21 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
         KvCacheIndexConfig.Transport transport = switch (transportText) {
             case "direct" -> KvCacheIndexConfig.Transport.DIRECT;
             case "event_bus" -> KvCacheIndexConfig.Transport.EVENT_BUS;
+            case "zmq" -> KvCacheIndexConfig.Transport.ZMQ;
             default -> null;
         };
         if (transport == null) {
-            transportNode.invalid("direct or event_bus");
+            transportNode.invalid("direct, event_bus or zmq");
             return null;
         }
         ConfigNode urlNode = entry.get("url");
         ConfigNode tlsNode = entry.get("tls");
+        if (transport == KvCacheIndexConfig.Transport.ZMQ) {
+            return EngineSourceNodes.source(backend, entry, urlNode, tlsNode);
+        }
+        if (!EngineSourceNodes.absent(entry, transportText)) {
+            return null;
+        }
         if (transport == KvCacheIndexConfig.Transport.EVENT_BUS) {
             if (urlNode.isPresent()) {
                 urlNode.error("set (expected: none for transport event_bus; the kv-listener's file names the URL)");
