@@ -8,6 +8,7 @@ import dev.continuum.router.eventplane.SubscriptionState;
 import dev.continuum.router.eventplane.SubscriptionView;
 import dev.continuum.router.eventplane.Transport;
 import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
+import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Message;
 import io.nats.client.Subscription;
@@ -34,6 +35,7 @@ public final class NatsChannelSubscription implements NatsTap {
     private static final Logger LOG = LoggerFactory.getLogger(NatsChannelSubscription.class);
     /** Messages handed to the event loop and not yet delivered. */
     public static final int MAX_QUEUED = 4096;
+    private static final java.time.Duration FLUSH_TIMEOUT = java.time.Duration.ofSeconds(2);
 
     private final DynamoPublisher publisher;
     private final String subject;
@@ -42,6 +44,7 @@ public final class NatsChannelSubscription implements NatsTap {
     private final ChannelSubscription.Settings settings;
     private final ChannelReceiver receiver;
     private final AtomicInteger queued = new AtomicInteger();
+    private final long publisherId;
     private final CompletableFuture<Void> stoppedFuture = new CompletableFuture<>();
     private volatile SubscriptionState state = SubscriptionState.PENDING;
     private volatile boolean stopping;
@@ -54,6 +57,7 @@ public final class NatsChannelSubscription implements NatsTap {
             ChannelSubscription.Settings settings, ChannelReceiver receiver) {
         this.publisher = publisher;
         this.subject = subject(publisher, settings.family());
+        this.publisherId = publisher.id().publisherId();
         this.nats = nats;
         this.loop = loop;
         this.settings = settings;
@@ -88,12 +92,22 @@ public final class NatsChannelSubscription implements NatsTap {
     }
 
     @Override
-    public synchronized void attach(Dispatcher dispatcher) {
+    public synchronized void attach(Connection connection, Dispatcher dispatcher) {
         if (stopping) {
             return;
         }
         Subscription before = subscription;
         subscription = dispatcher.subscribe(subject, this::onNatsMessage);
+        try {
+            // A round trip, so "connected" means the server has the subscription and delivers from now on.
+            connection.flush(FLUSH_TIMEOUT);
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            LOG.debug("NATS {} subscription {}: the subscribe was not confirmed in {}", settings.family(),
+                    publisher.id(), FLUSH_TIMEOUT);
+        }
         state = SubscriptionState.CONNECTED;
         if (before != null) {
             // A settings change: the old connection closes right after every tap moved; the receiver's dedup
@@ -154,10 +168,15 @@ public final class NatsChannelSubscription implements NatsTap {
             nats.dropped(NatsDrop.BACKLOG);
             return;
         }
-        ZmtpMessage frames = NatsFrames.of(settings.family(), data);
+        ZmtpMessage frames = NatsFrames.of(settings.family(), data, publisherId);
         if (frames == null) {
             queued.decrementAndGet();
             nats.dropped(NatsDrop.MALFORMED);
+            return;
+        }
+        if (frames == NatsFrames.ANOTHER_PUBLISHER) {
+            // A namespace-scoped subject carries every publisher's messages: each subscription keeps its own.
+            queued.decrementAndGet();
             return;
         }
         loop.execute(() -> {

@@ -81,14 +81,16 @@ public final class NatsConnection extends StartStopSupport {
 
     /** Adds a tap; it is attached at once when a connection is up. */
     public void register(NatsTap tap) {
+        Connection c;
         Dispatcher d;
         synchronized (this) {
             taps.add(tap);
             Generation g = current;
+            c = g == null ? null : g.connection;
             d = g == null ? null : g.dispatcher;
         }
-        if (d != null) {
-            tap.attach(d);
+        if (c != null && d != null) {
+            tap.attach(c, d);
         }
     }
 
@@ -205,7 +207,7 @@ public final class NatsConnection extends StartStopSupport {
             LOG.info("NATS: connected to {}", LogSafe.escape(c.getConnectedUrl()));
             Dispatcher d = Objects.requireNonNull(dispatcher, "dispatcher");
             for (NatsTap tap : taps) {
-                tap.attach(d);
+                tap.attach(c, d);
             }
             Generation old = previous;
             previous = null;

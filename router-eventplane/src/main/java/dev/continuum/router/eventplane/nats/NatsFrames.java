@@ -24,14 +24,44 @@ final class NatsFrames {
     private static final byte[] KEY_SEQUENCE = EventFrameDecoder.ascii("sequence");
     private static final ThreadLocal<MsgpackCursor> CURSOR = ThreadLocal.withInitial(MsgpackCursor::new);
 
+    /** Stands for a readable envelope of a publisher other than the one asked for (compared by identity). */
+    static final ZmtpMessage ANOTHER_PUBLISHER = new ZmtpMessage() {
+        @Override
+        public int parts() {
+            return 0;
+        }
+
+        @Override
+        public byte[] array() {
+            return new byte[0];
+        }
+
+        @Override
+        public int offset(int part) {
+            return 0;
+        }
+
+        @Override
+        public int length(int part) {
+            return 0;
+        }
+    };
+
     private NatsFrames() {
     }
 
-    /** The four-part view of {@code data} for {@code topic}, or null when the envelope's identity is unreadable. */
-    static @Nullable ZmtpMessage of(String topic, byte[] data) {
+    /**
+     * The four-part view of {@code data} for {@code topic}; {@link #ANOTHER_PUBLISHER} when the envelope is
+     * {@code publisherId}'s neighbour's on a shared subject (nothing is copied then); null when the envelope's
+     * identity is unreadable.
+     */
+    static @Nullable ZmtpMessage of(String topic, byte[] data, long publisherId) {
         long[] identity = identity(data);
         if (identity == null) {
             return null;
+        }
+        if (identity[0] != publisherId) {
+            return ANOTHER_PUBLISHER;
         }
         byte[] t = topic.getBytes(StandardCharsets.UTF_8);
         int header = EventFrameDecoder.FRAME_HEADER_BYTES;

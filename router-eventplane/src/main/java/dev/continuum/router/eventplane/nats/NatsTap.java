@@ -1,5 +1,6 @@
 package dev.continuum.router.eventplane.nats;
 
+import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 
 /**
@@ -9,9 +10,9 @@ import io.nats.client.Dispatcher;
 public interface NatsTap {
     /**
      * A connection (a first one, or a new one after a settings change) is up: subscribe on its shared
-     * dispatcher (one thread per connection, whatever the number of subscriptions).
+     * dispatcher (one thread per connection, whatever the number of subscriptions), on {@code connection}.
      */
-    void attach(Dispatcher dispatcher);
+    void attach(Connection connection, Dispatcher dispatcher);
 
     /** The connection went away (the client reconnects by itself): what is published meanwhile is not seen. */
     void lost();
