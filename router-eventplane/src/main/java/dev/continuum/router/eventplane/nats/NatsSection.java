@@ -146,7 +146,7 @@ public final class NatsSection implements DynamoSection<NatsConfig> {
         Secret nkeySeed = nonEmptySecret(auth.get("nkey_seed"));
         if (nkeySeed != null && !nkeySeed.reveal().startsWith("SU")) {
             auth.get("nkey_seed").error(Secret.MASK + " (expected: a user NKey seed, starting SU)");
-            nkeySeed = null;
+            return null;
         }
         Path credentials = path(auth.get("credentials_file"));
         if (username != null && username.isEmpty()) {
