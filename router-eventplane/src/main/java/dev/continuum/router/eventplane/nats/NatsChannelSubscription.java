@@ -10,6 +10,12 @@ import dev.continuum.router.eventplane.Transport;
 import dev.continuum.router.eventplane.zmtp.ZmtpMessage;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.PushSubscribeOptions;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import java.io.IOException;
 import io.nats.client.Message;
 import io.nats.client.Subscription;
 import io.netty.channel.EventLoop;
@@ -36,6 +42,9 @@ public final class NatsChannelSubscription implements NatsTap {
     /** Messages handed to the event loop and not yet delivered. */
     public static final int MAX_QUEUED = 4096;
     private static final java.time.Duration FLUSH_TIMEOUT = java.time.Duration.ofSeconds(2);
+    private static final String KV_EVENTS = "kv-events";
+    /** A durable consumer without a subscriber for this long is deleted by the server. */
+    static final java.time.Duration DURABLE_IDLE_LIMIT = java.time.Duration.ofHours(1);
 
     private final DynamoPublisher publisher;
     private final String subject;
@@ -52,6 +61,8 @@ public final class NatsChannelSubscription implements NatsTap {
     private volatile @Nullable Subscription subscription;
     /** Confined to the loop: whether the receiver was told of a connection it was not yet told has ended. */
     private boolean receiverConnected;
+    /** Whether this process already recreated its durable consumer (under the subscription's monitor). */
+    private boolean consumerReset;
 
     public NatsChannelSubscription(DynamoPublisher publisher, NatsConnection nats, EventLoop loop,
             ChannelSubscription.Settings settings, ChannelReceiver receiver) {
@@ -97,7 +108,25 @@ public final class NatsChannelSubscription implements NatsTap {
             return;
         }
         Subscription before = subscription;
-        subscription = dispatcher.subscribe(subject, this::onNatsMessage);
+        NatsJetStreamConfig js = KV_EVENTS.equals(settings.family()) ? nats.jetstream() : null;
+        if (js == null) {
+            subscription = dispatcher.subscribe(subject, this::onNatsMessage);
+        } else {
+            if (before != null) {
+                // A durable push consumer takes one subscription at a time: leave the old connection's first.
+                unsubscribeQuietly(before);
+            }
+            try {
+                subscription = jetStreamSubscription(connection, dispatcher, js);
+            } catch (IOException | JetStreamApiException | IllegalStateException | IllegalArgumentException e) {
+                LOG.warn("NATS kv-events publisher {}: cannot read JetStream stream {} ({}); not subscribed until "
+                        + "the connection or the settings change", publisher.id(), js.kvEventsStream(),
+                        LogSafe.escape(e.getMessage()));
+                subscription = null;
+                state = SubscriptionState.PENDING;
+                return;
+            }
+        }
         try {
             // A round trip, so "connected" means the server has the subscription and delivers from now on.
             connection.flush(FLUSH_TIMEOUT);
@@ -120,6 +149,41 @@ public final class NatsChannelSubscription implements NatsTap {
                 receiver.onConnected();
             }
         });
+    }
+
+    /**
+     * A durable consumer of the fleet's JetStream stream, filtered to this channel's subject, acknowledged message
+     * by message once the family has it, at most {@link #MAX_QUEUED} unacknowledged. The first time in this
+     * process the durable is recreated from the stream's start: the index lives in memory, so after a router
+     * restart it is rebuilt from every retained event rather than resumed past them. Within the process the
+     * durable keeps its position across connection losses, so nothing published meanwhile is missed.
+     */
+    private Subscription jetStreamSubscription(Connection connection, Dispatcher dispatcher, NatsJetStreamConfig js)
+            throws IOException, JetStreamApiException {
+        String durable = js.durable(publisherId);
+        if (!consumerReset) {
+            try {
+                connection.jetStreamManagement().deleteConsumer(js.kvEventsStream(), durable);
+            } catch (JetStreamApiException e) {
+                LOG.debug("NATS durable {} not deleted ({})", durable, LogSafe.escape(e.getMessage()));
+            }
+            consumerReset = true;
+        }
+        ConsumerConfiguration consumer = ConsumerConfiguration.builder().durable(durable).filterSubject(subject)
+                .deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.Explicit).maxAckPending(MAX_QUEUED)
+                // Publisher IDs change per incarnation: a durable nobody reads is removed by the server.
+                .inactiveThreshold(DURABLE_IDLE_LIMIT).build();
+        PushSubscribeOptions options = PushSubscribeOptions.builder().stream(js.kvEventsStream())
+                .configuration(consumer).build();
+        return connection.jetStream().subscribe(subject, dispatcher, this::onNatsMessage, false, options);
+    }
+
+    private void unsubscribeQuietly(Subscription s) {
+        try {
+            s.getDispatcher().unsubscribe(s);
+        } catch (IllegalStateException e) {
+            LOG.debug("NATS {} subscription {}: {}", settings.family(), publisher.id(), LogSafe.escape(e.getMessage()));
+        }
     }
 
     @Override
@@ -158,33 +222,42 @@ public final class NatsChannelSubscription implements NatsTap {
         if (stopping) {
             return;
         }
+        boolean durable = m.isJetStream();
         byte[] data = m.getData();
         if (data == null || data.length > settings.limits().maxFrameBytes()) {
             nats.dropped(NatsDrop.OVERSIZED);
+            acknowledge(m, durable);
             return;
         }
-        if (queued.incrementAndGet() > MAX_QUEUED) {
+        // A JetStream consumer is bounded by its max_ack_pending instead: nothing it delivers is dropped here.
+        if (queued.incrementAndGet() > MAX_QUEUED && !durable) {
             queued.decrementAndGet();
             nats.dropped(NatsDrop.BACKLOG);
             return;
         }
         ZmtpMessage frames = NatsFrames.of(settings.family(), data, publisherId);
-        if (frames == null) {
+        if (frames == null || frames == NatsFrames.ANOTHER_PUBLISHER) {
+            // Another publisher's envelope on a shared subject is not ours to count: each subscription keeps its own.
             queued.decrementAndGet();
-            nats.dropped(NatsDrop.MALFORMED);
-            return;
-        }
-        if (frames == NatsFrames.ANOTHER_PUBLISHER) {
-            // A namespace-scoped subject carries every publisher's messages: each subscription keeps its own.
-            queued.decrementAndGet();
+            if (frames == null) {
+                nats.dropped(NatsDrop.MALFORMED);
+            }
+            acknowledge(m, durable);
             return;
         }
         loop.execute(() -> {
             queued.decrementAndGet();
             if (!stopping) {
                 receiver.onMessage(frames);
+                acknowledge(m, durable);
             }
         });
+    }
+
+    private static void acknowledge(Message m, boolean durable) {
+        if (durable) {
+            m.ack();
+        }
     }
 
     /**

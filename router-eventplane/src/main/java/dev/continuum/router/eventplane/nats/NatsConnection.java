@@ -79,6 +79,12 @@ public final class NatsConnection extends StartStopSupport {
         return reconnects.count();
     }
 
+    /** The JetStream settings of the connection taps are attached to now, or null (core NATS only). */
+    public synchronized @Nullable NatsJetStreamConfig jetstream() {
+        Generation g = current;
+        return g == null ? null : g.settings.jetstream();
+    }
+
     /** Adds a tap; it is attached at once when a connection is up. */
     public void register(NatsTap tap) {
         Connection c;

@@ -78,7 +78,34 @@ public final class NatsSection implements DynamoSection<NatsConfig> {
                 Duration.ofMillis(100), Duration.ofMinutes(1));
         Duration reconnectWait = node.get("reconnect_wait").asDuration(NatsConfig.DEFAULT_RECONNECT_WAIT,
                 Duration.ofMillis(10), Duration.ofMinutes(1));
-        return new NatsConfig(servers, tls, auth, connectTimeout, reconnectWait);
+        return new NatsConfig(servers, tls, auth, connectTimeout, reconnectWait, bindJetStream(node.get("jetstream")));
+    }
+
+    /** JetStream stream and consumer names: what nats-server accepts in a subject token, kept short. */
+    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_-]{1,32}");
+
+    private static @Nullable NatsJetStreamConfig bindJetStream(ConfigNode js) {
+        if (!js.isPresent()) {
+            return null;
+        }
+        if (js.kind() != ConfigNode.Kind.MAP) {
+            js.invalid("a map with kv_events_stream and consumer_prefix");
+            return null;
+        }
+        String stream = name(js.get("kv_events_stream"));
+        String prefix = name(js.get("consumer_prefix"));
+        return stream != null && prefix != null ? new NatsJetStreamConfig(stream, prefix) : null;
+    }
+
+    private static @Nullable String name(ConfigNode node) {
+        String text = node.asStringOrNull();
+        if (text == null || !NAME.matcher(text).matches()) {
+            if (text != null || node.kind() == ConfigNode.Kind.NULL || !node.isPresent()) {
+                node.invalid("1 to 32 letters, digits, '_' or '-'");
+            }
+            return null;
+        }
+        return text;
     }
 
     /** Every change reconnects without a restart of anything else (see the class comment). */

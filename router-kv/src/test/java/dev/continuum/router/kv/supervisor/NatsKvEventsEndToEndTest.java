@@ -18,6 +18,7 @@ import dev.continuum.router.eventplane.SubscriptionState;
 import dev.continuum.router.eventplane.Transport;
 import dev.continuum.router.eventplane.nats.NatsConfig;
 import dev.continuum.router.eventplane.nats.NatsConnection;
+import dev.continuum.router.eventplane.nats.NatsJetStreamConfig;
 import dev.continuum.router.kv.index.IndexLimits;
 import dev.continuum.router.kv.index.KvIndexMetrics;
 import dev.continuum.router.kv.index.KvIndexWriter;
@@ -71,6 +72,7 @@ class NatsKvEventsEndToEndTest {
     private static final String REPLAY = """
             import msgpack, random, sys
             rnd = random.Random(3030)
+            clean = len(sys.argv) > 3  # no deliberate clear or gap
             out, queries = [], []
             pubs = {5: 2**63 + 5, 6: 6}
             seq = {5: 0, 6: 0}
@@ -87,9 +89,9 @@ class NatsKvEventsEndToEndTest {
             for i in range(600):
                 w = rnd.choice([5, 6])
                 roll = rnd.random()
-                if i == 300:
+                if i == 300 and not clean:
                     emit(w, 'cleared'); chains[w] = []; continue
-                if i == 420 and w == 6:
+                if i == 420 and w == 6 and not clean:
                     event_id[6] += 3  # an event_id gap on worker 6's rank
                 if roll < 0.7 or not chains[w]:
                     if chains[w] and rnd.random() < 0.6:
@@ -190,35 +192,7 @@ class NatsKvEventsEndToEndTest {
         List<Process> peers = new ArrayList<>();
         List<AutoCloseable> following = new ArrayList<>();
         try {
-            List<DynamoPublisher> zmqChannels = new ArrayList<>();
-            for (long worker : WORKERS) {
-                Process pub = new ProcessBuilder("/usr/bin/python3", "-c", """
-                        import sys, struct, zmq
-                        mine, path = int(sys.argv[1]), sys.argv[2]
-                        ctx = zmq.Context()
-                        pub = ctx.socket(zmq.XPUB)
-                        port = pub.bind_to_random_port('tcp://127.0.0.1')
-                        print(port, flush=True)
-                        pub.recv()  # the router's subscription
-                        seq = 0
-                        for line in open(path):
-                            if not line.strip():
-                                continue
-                            p, hexed = line.split()
-                            if int(p) != mine:
-                                continue
-                            env = bytes.fromhex(hexed)
-                            pub.send_multipart([b'kv-events', struct.pack('>Q', mine), struct.pack('>Q', seq),
-                                                struct.pack('>BI', 1, len(env)) + env])
-                            seq += 1
-                        sys.stdin.read()
-                        """, Long.toUnsignedString(publisherOf(worker)), replay.toString())
-                        .redirectErrorStream(true).start();
-                peers.add(pub);
-                BufferedReader out = new BufferedReader(new InputStreamReader(pub.getInputStream(), StandardCharsets.UTF_8));
-                zmqChannels.add(channel(worker, "tcp://127.0.0.1:" + Integer.parseInt(out.readLine().trim())));
-            }
-            following.add(overZmq.start(zmqChannels));
+            following.add(overZmq.start(zmqChannels(replay, peers)));
 
             String address = DynamoPublisher.NATS_ADDRESS_PREFIX + SUBJECT_PREFIX;
             following.add(overNats.start(List.of(channel(5, address), channel(6, address))));
@@ -252,6 +226,138 @@ class NatsKvEventsEndToEndTest {
             overNats.stop();
             overZmq.stop();
             nats.stop().join();
+            for (Process p : peers) {
+                p.destroy();
+                p.waitFor(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** One python3-zmq XPUB per worker, each sending its part of {@code replay} once the router subscribed. */
+    private static List<DynamoPublisher> zmqChannels(Path replay, List<Process> peers) throws Exception {
+        List<DynamoPublisher> zmqChannels = new ArrayList<>();
+        for (long worker : WORKERS) {
+            Process pub = new ProcessBuilder("/usr/bin/python3", "-c", """
+                import sys, struct, zmq
+                mine, path = int(sys.argv[1]), sys.argv[2]
+                ctx = zmq.Context()
+                pub = ctx.socket(zmq.XPUB)
+                port = pub.bind_to_random_port('tcp://127.0.0.1')
+                print(port, flush=True)
+                pub.recv()  # the router's subscription
+                seq = 0
+                for line in open(path):
+                    if not line.strip():
+                        continue
+                    p, hexed = line.split()
+                    if int(p) != mine:
+                        continue
+                    env = bytes.fromhex(hexed)
+                    pub.send_multipart([b'kv-events', struct.pack('>Q', mine), struct.pack('>Q', seq),
+                                struct.pack('>BI', 1, len(env)) + env])
+                    seq += 1
+                sys.stdin.read()
+                """, Long.toUnsignedString(publisherOf(worker)), replay.toString())
+                .redirectErrorStream(true).start();
+            peers.add(pub);
+            BufferedReader out = new BufferedReader(new InputStreamReader(pub.getInputStream(), StandardCharsets.UTF_8));
+            zmqChannels.add(channel(worker, "tcp://127.0.0.1:" + Integer.parseInt(out.readLine().trim())));
+        }
+        return zmqChannels;
+    }
+
+    /** Writes "SUBJECT HEX" lines for {@code lines} to node's stdin and waits for it to exit 0. */
+    private static void node(List<String> command, List<String> lines) throws Exception {
+        NpmFixtures.nodeModules("nats");
+        Process node = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try (OutputStream in = node.getOutputStream()) {
+            for (String line : lines) {
+                in.write((SUBJECT_PREFIX + ".kv-events " + line.split(" ")[1] + "\n").getBytes(StandardCharsets.US_ASCII));
+            }
+        }
+        String log = new String(node.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(node.waitFor()).as(log).isZero();
+        assertThat(log).contains("published " + lines.size());
+    }
+
+    private static double gaps(Side side) {
+        return side.meters().find(KvIndexMetrics.EVENTS).tag("result", "gap").counters().stream()
+                .mapToDouble(Counter::count).sum();
+    }
+
+    private static NatsConnection connection(NatsJetStreamConfig jetstream) {
+        NatsConnection nats = NatsConnection.standalone();
+        nats.apply(new NatsConfig(List.of(NATS.url()), null, null, NatsConfig.DEFAULT_CONNECT_TIMEOUT,
+                NatsConfig.DEFAULT_RECONNECT_WAIT, jetstream));
+        nats.start().join();
+        return nats;
+    }
+
+    /**
+     * The JetStream goal: the fleet's kv-events are in a stream; the router reads half of them, stops, the fleet
+     * publishes the rest meanwhile, and the restarted router (same consumer prefix) ends with the index of a
+     * router that saw every event over ZMQ, with no rank cleared on either run.
+     */
+    @Test
+    void afterARouterRestartAgainstJetStreamNoEventIsLostAndNoRankIsCleared(@TempDir Path dir) throws Exception {
+        Path replay = dir.resolve("replay.txt");
+        Path queryFile = dir.resolve("queries.txt");
+        Process gen = new ProcessBuilder("/usr/bin/python3", "-c", REPLAY, replay.toString(), queryFile.toString(),
+                "clean").redirectErrorStream(true).start();
+        String genLog = new String(gen.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(gen.waitFor()).as(genLog).isZero();
+        List<String> lines = Files.readAllLines(replay).stream().filter(l -> !l.isBlank()).toList();
+        List<long[]> queries = Files.readAllLines(queryFile).stream().filter(l -> !l.isBlank())
+                .map(l -> Arrays.stream(l.split(",")).mapToLong(Long::parseUnsignedLong).toArray()).toList();
+        int half = lines.size() / 2;
+        List<String> jetstream = List.of("node", NpmFixtures.setDirectory("nats").resolve("jetstream.mjs").toString(),
+                NATS.url(), "KV_EVENTS", SUBJECT_PREFIX + ".kv-events");
+        NatsJetStreamConfig settings = new NatsJetStreamConfig("KV_EVENTS", "router-a");
+        String address = DynamoPublisher.NATS_ADDRESS_PREFIX + SUBJECT_PREFIX;
+        List<DynamoPublisher> natsChannels = List.of(channel(5, address), channel(6, address));
+        List<Process> peers = new ArrayList<>();
+        Side overZmq = Side.create(ChannelDialer.DEFAULT);
+        AutoCloseable zmqFollowing = null;
+        try {
+            node(jetstream, lines.subList(0, half));
+
+            // The first run reads the first half from the stream, then stops.
+            NatsConnection first = connection(settings);
+            Side before = Side.create(ChannelDialer.DEFAULT.withNats(first));
+            AutoCloseable following = before.start(natsChannels);
+            await().atMost(Duration.ofSeconds(30)).until(() -> before.events() >= half);
+            following.close();
+            before.stop();
+            first.stop().join();
+            assertThat(gaps(before)).isZero();
+
+            // The fleet goes on while the router is down.
+            node(jetstream, lines.subList(half, lines.size()));
+
+            // The restarted router, and a reference that saw every event over ZMQ.
+            NatsConnection second = connection(settings);
+            Side after = Side.create(ChannelDialer.DEFAULT.withNats(second));
+            AutoCloseable followingAfter = after.start(natsChannels);
+            zmqFollowing = overZmq.start(zmqChannels(replay, peers));
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> after.events() >= lines.size()
+                        && overZmq.events() >= lines.size());
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                        assertThat(after.state(queries)).isEqualTo(overZmq.state(queries)));
+                assertThat(after.events()).isEqualTo(lines.size());
+                assertThat(gaps(after)).isZero();
+                assertThat(gaps(overZmq)).isZero();
+                assertThat(after.writer().index().ownerships()).isPositive();
+            } finally {
+                followingAfter.close();
+                after.stop();
+                second.stop().join();
+            }
+        } finally {
+            if (zmqFollowing != null) {
+                zmqFollowing.close();
+            }
+            overZmq.stop();
             for (Process p : peers) {
                 p.destroy();
                 p.waitFor(5, TimeUnit.SECONDS);
