@@ -155,6 +155,13 @@ class NatsEventPlaneEndToEndTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> overNats.subscriptions().stream()
                     .filter(v -> v.transport() == Transport.NATS && v.state() == SubscriptionState.CONNECTED)
                     .count() == 2);
+            // The admin view lists them with their transport.
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> rows = (List<Map<String, Object>>) LoadAdminView.render(2,
+                    overNats.subscriptions()).get("subscriptions");
+            assertThat(rows).extracting(r -> r.get("transport"), r -> r.get("state"), r -> r.get("publisher_id"))
+                    .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("nats", "connected", "42"),
+                            org.assertj.core.groups.Tuple.tuple("nats", "connected", Long.toUnsignedString(P1)));
             NpmFixtures.nodeModules("nats");
             Process node = new ProcessBuilder("node", NpmFixtures.setDirectory("nats").resolve("publish.mjs").toString(),
                     NATS.url()).redirectErrorStream(true).start();
