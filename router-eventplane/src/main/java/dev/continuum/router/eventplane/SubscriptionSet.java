@@ -161,12 +161,18 @@ public final class SubscriptionSet {
     }
 
     /**
-     * A transport switch: stops every subscription (keeping what each delivered) and closes {@code previous}
+     * A transport switch: stops every ZMQ subscription (keeping what each delivered) and closes {@code previous}
      * once they are down, since a resolution in flight still needs its pool. The caller then {@link #update}s
      * under the new connector.
      */
     public void stopAllClosing(EventLoopGroup group, @Nullable ZmtpConnector previous) {
-        CompletableFuture<Void> stopping = stopAll(group);
+        // Only the ZMQ subscriptions: NATS channels do not use the configured transport and keep running.
+        List<CompletableFuture<Void>> zmq = new ArrayList<>();
+        for (ChannelSubscription s : running.values()) {
+            zmq.add(stopWithGrace(s, false, group));
+        }
+        running.clear();
+        CompletableFuture<Void> stopping = CompletableFuture.allOf(zmq.toArray(CompletableFuture[]::new));
         if (previous != null) {
             stopping.whenComplete((v, e) -> previous.close());
         }
