@@ -121,6 +121,11 @@ public final class NatsConnection extends StartStopSupport {
     }
 
     @Override
+    protected String lifecycleName() {
+        return "NATS connection";
+    }
+
+    @Override
     protected synchronized CompletableFuture<Void> doStart() {
         if (config.enabled()) {
             connect(config);
