@@ -131,6 +131,13 @@ panel("Active prefill tokens per worker rank",
 panel("KV blocks used per worker rank",
       [("max by (namespace, worker, dp_rank) (continuum_dynamo_load_kv_used_blocks%s)" % SEL,
         "{{worker}}/{{dp_rank}}")])
+panel("NATS event plane",
+      [("max by (state) (continuum_nats_connection_state%s)" % SEL, "{{state}}"),
+       ("sum(increase(continuum_nats_reconnects_total%s[$__rate_interval]))" % SEL, "reconnects"),
+       ("sum by (reason) (increase(continuum_nats_dropped_messages_total%s[$__rate_interval]))" % SEL,
+        "dropped {{reason}}")],
+      description="The shared dynamo.nats connection (docs/nats.md): its state, reconnects, and messages "
+                  "dropped before decoding.")
 end_row()
 
 row("Dynamo selection and disaggregated serving")

@@ -23,6 +23,8 @@ import dev.continuum.router.eventbus.BrokerConnector;
 import dev.continuum.router.eventbus.EventBusSupervisor;
 import dev.continuum.router.kv.backend.KvCacheIndexSupervisor;
 import dev.continuum.router.eventplane.ChannelDialer;
+import dev.continuum.router.eventplane.nats.NatsConfig;
+import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.dispatch.KvRouting;
 import dev.continuum.router.kv.index.IndexLimits;
@@ -160,9 +162,13 @@ final class RouterProcess implements AutoCloseable {
         // The backend KV cache index's SSE sources, after the bus whose kv-listener sessions relay some of them.
         KvCacheIndexSupervisor kvCacheIndex = stack.push(new KvCacheIndexSupervisor(bus.bus(), registry,
                 config.dynamo().section(sections.kvCacheIndex())));
+        // The one NATS connection (dynamo.nats) that channels on the Nats transport subscribe through.
+        NatsConnection nats = new NatsConnection(registry);
+        nats.apply(natsConfig(config, sections));
+        stack.push(nats);
         // The picker judges sample age on the load store's clock: both read this one ticker.
         LoadSupervisor load = stack.push(LoadSupervisor.builder(registry).ticker(ticker)
-                .brokerConnector(() -> new BrokerConnector(bus.bus()))
+                .brokerConnector(() -> new BrokerConnector(bus.bus())).nats(nats)
                 .config(config.dynamo().section(sections.load())).build());
         stack.push(Lifecycles.opening("load following discovery", () -> load.follow(discovery.registry())));
         // The picker's upkeep (candidate index per fleet view, the dispatch ledger's sweep) on its own
@@ -177,7 +183,7 @@ final class RouterProcess implements AutoCloseable {
         KvIndexWriter kvIndex = stack.push(new KvIndexWriter(registry, IndexLimits.DEFAULT));
         // kv-events dial as kv_metrics does: directly, or through the event bus under transport: broker.
         KvSupervisor kvEvents = stack.push(KvSupervisor.builder(kvIndex, registry).enabled(false) // KvRouting's switch
-                .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), () -> new BrokerConnector(bus.bus())))
+                .dialer(new ChannelDialer(ChannelDialer.DEFAULT.direct(), () -> new BrokerConnector(bus.bus()), nats))
                 .load(config.dynamo().section(sections.load())).ticker(ticker).build());
         stack.push(Lifecycles.opening("kv-events following discovery", () -> kvEvents.follow(discovery.registry())));
         // Worker pinning: the shim dispatcher runs the whole dispatch and reads the live snapshot, load store and
@@ -228,6 +234,7 @@ final class RouterProcess implements AutoCloseable {
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));
             bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
             kvCacheIndex.reload(after.dynamo().section(sections.kvCacheIndex()));
+            nats.apply(natsConfig(after, sections));
             load.reconfigure(after.dynamo().section(sections.load()));
             kvEvents.reconfigure(after.dynamo().section(sections.load()));
             kv.reload(after.dynamo().section(sections.kv()));
@@ -274,5 +281,10 @@ final class RouterProcess implements AutoCloseable {
         stack.stopAll().join();
         LOG.info("stopped");
         stopped.countDown();
+    }
+
+    /** {@code dynamo.nats} while Dynamo is on; none (no connection) while it is off. */
+    private static NatsConfig natsConfig(RouterConfig config, DynamoSections sections) {
+        return config.dynamo().enabled() ? config.dynamo().section(sections.nats()) : NatsConfig.DEFAULTS;
     }
 }

@@ -40,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
 class RouterLifecycleTest {
     /** The order of docs/operations.md. */
     private static final List<String> START_ORDER = List.of("meter registry", "JVM metrics", "continuum-blocking threads",
-            "Dynamo discovery", "event bus supervisor", "kv_cache_index sources", "load supervisor",
+            "Dynamo discovery", "event bus supervisor", "kv_cache_index sources", "NATS connection",
+            "load supervisor",
             "load following discovery",
             "picker upkeep", "KvIndexWriter", "kv supervisor", "kv-events following discovery", "kv routing",
             "broker coverage reporter", "HTTP server", "config store");
@@ -49,7 +50,7 @@ class RouterLifecycleTest {
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",
             "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-", "continuum-kv-events-",
             "continuum-kv-sources-", "continuum-kv-warm-up", "kv-supervisor-", "kv-index-writer", "event-bus-supervisor-", "continuum-event-bus-",
-            "broker-coverage-");
+            "broker-coverage-", "continuum-nats-");
 
     @TempDir
     Path dir;

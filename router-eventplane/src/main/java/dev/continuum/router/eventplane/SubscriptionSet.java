@@ -2,7 +2,8 @@ package dev.continuum.router.eventplane;
 
 import dev.continuum.router.discovery.DynamoPublisher;
 import dev.continuum.router.discovery.PublisherId;
-import dev.continuum.router.eventplane.Transport;
+import dev.continuum.router.eventplane.nats.NatsChannelSubscription;
+import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.eventplane.zmtp.ZmtpConnector;
 import io.netty.channel.EventLoopGroup;
 import java.time.Duration;
@@ -43,7 +44,11 @@ public final class SubscriptionSet {
     private final int maxSubscriptions;
     private final Duration stopGrace;
     private final ConcurrentHashMap<PublisherId, ChannelSubscription> running = new ConcurrentHashMap<>();
+    /** Channels on the {@code Nats} transport, over {@link #nats} whatever the configured ZMQ transport. */
+    private final ConcurrentHashMap<PublisherId, NatsChannelSubscription> natsRunning = new ConcurrentHashMap<>();
+    private @Nullable NatsConnection nats;
     private boolean capLogged;
+    private boolean noNatsLogged;
 
     /**
      * @param receivers makes the receiver of a new subscription (called by {@link #update})
@@ -57,8 +62,17 @@ public final class SubscriptionSet {
     }
 
     /**
+     * The shared NATS connection channels on the {@code Nats} transport subscribe through (docs/nats.md); without
+     * one they are not subscribed, and a warning says so once. Set by the owner before its first update.
+     */
+    public void useNats(@Nullable NatsConnection connection) {
+        this.nats = connection;
+    }
+
+    /**
      * Makes the running set follow {@code publishers} (all of this family): new ones start on
-     * {@code connector} under {@code transport}, departed or modified ones stop.
+     * {@code connector} under {@code transport} (or on the NATS connection when their record names the
+     * {@code Nats} transport), departed or modified ones stop.
      */
     public void update(List<DynamoPublisher> publishers, @Nullable ZmtpConnector connector, Transport transport,
             EventLoopGroup group) {
@@ -86,14 +100,47 @@ public final class SubscriptionSet {
                 stopWithGrace(entry.getValue(), wanted == null, group);
             }
         }
+        for (var entry : List.copyOf(natsRunning.entrySet())) {
+            DynamoPublisher wanted = desired.get(entry.getKey());
+            if (wanted == null || !wanted.equals(entry.getValue().publisher())) {
+                natsRunning.remove(entry.getKey());
+                stopNats(entry.getValue(), wanted == null);
+            }
+        }
         for (DynamoPublisher p : ordered) {
-            if (!running.containsKey(p.id())) {
+            if (p.isNats()) {
+                startNats(p, group);
+            } else if (!running.containsKey(p.id())) {
                 ChannelSubscription s = new ChannelSubscription(p, connector, transport, group.next(), settings,
                         receivers.apply(p));
                 running.put(p.id(), s);
                 s.start();
             }
         }
+    }
+
+    private void startNats(DynamoPublisher p, EventLoopGroup group) {
+        if (natsRunning.containsKey(p.id())) {
+            return;
+        }
+        NatsConnection connection = nats;
+        if (connection == null) {
+            if (!noNatsLogged) {
+                noNatsLogged = true;
+                LOG.warn("{} publisher {} is on the Nats transport but this process has no NATS connection; "
+                        + "not subscribing", settings.family(), p.id());
+            }
+            return;
+        }
+        NatsChannelSubscription s = new NatsChannelSubscription(p, connection, group.next(), settings,
+                receivers.apply(p));
+        natsRunning.put(p.id(), s);
+        s.start();
+    }
+
+    private CompletableFuture<Void> stopNats(NatsChannelSubscription s, boolean departed) {
+        return s.stop(departed).orTimeout(stopGrace.toMillis(), TimeUnit.MILLISECONDS)
+                .exceptionally(e -> null);
     }
 
     /**
@@ -106,16 +153,26 @@ public final class SubscriptionSet {
             stopping.add(stopWithGrace(s, false, group));
         }
         running.clear();
+        for (NatsChannelSubscription s : natsRunning.values()) {
+            stopping.add(stopNats(s, false));
+        }
+        natsRunning.clear();
         return CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new));
     }
 
     /**
-     * A transport switch: stops every subscription (keeping what each delivered) and closes {@code previous}
+     * A transport switch: stops every ZMQ subscription (keeping what each delivered) and closes {@code previous}
      * once they are down, since a resolution in flight still needs its pool. The caller then {@link #update}s
      * under the new connector.
      */
     public void stopAllClosing(EventLoopGroup group, @Nullable ZmtpConnector previous) {
-        CompletableFuture<Void> stopping = stopAll(group);
+        // Only the ZMQ subscriptions: NATS channels do not use the configured transport and keep running.
+        List<CompletableFuture<Void>> zmq = new ArrayList<>();
+        for (ChannelSubscription s : running.values()) {
+            zmq.add(stopWithGrace(s, false, group));
+        }
+        running.clear();
+        CompletableFuture<Void> stopping = CompletableFuture.allOf(zmq.toArray(CompletableFuture[]::new));
         if (previous != null) {
             stopping.whenComplete((v, e) -> previous.close());
         }
@@ -160,6 +217,10 @@ public final class SubscriptionSet {
             stopping.add(stopWithGrace(s, true, group));
         }
         running.clear();
+        for (NatsChannelSubscription s : natsRunning.values()) {
+            stopping.add(stopNats(s, true));
+        }
+        natsRunning.clear();
         return CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new));
     }
 
@@ -177,7 +238,8 @@ public final class SubscriptionSet {
 
     /** Running subscriptions, sorted by namespace then publisher_id (for the admin API). */
     public List<SubscriptionView> views() {
-        return running.values().stream().map(ChannelSubscription::view)
+        return java.util.stream.Stream.concat(running.values().stream().map(ChannelSubscription::view),
+                        natsRunning.values().stream().map(NatsChannelSubscription::view))
                 .sorted(Comparator.comparing(SubscriptionView::namespace)
                         .thenComparing(v -> v.publisherId() ^ Long.MIN_VALUE))
                 .toList();
@@ -191,11 +253,23 @@ public final class SubscriptionSet {
                 n++;
             }
         }
+        if (transport == Transport.NATS) {
+            for (NatsChannelSubscription s : natsRunning.values()) {
+                if (s.state() == state) {
+                    n++;
+                }
+            }
+        }
         return n;
     }
 
     public int size() {
-        return running.size();
+        return running.size() + natsRunning.size();
+    }
+
+    /** The running NATS subscription of a publisher, or null. */
+    public @Nullable NatsChannelSubscription getNats(PublisherId id) {
+        return natsRunning.get(id);
     }
 
     /** The running subscription of a publisher, or null. */

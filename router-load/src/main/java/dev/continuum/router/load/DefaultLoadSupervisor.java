@@ -55,7 +55,8 @@ final class DefaultLoadSupervisor extends StartStopSupport implements LoadSuperv
         this.metrics = new LoadMetrics(b.meterRegistry, store, running::count);
         store.listener(metrics);
         this.givenGroup = b.eventLoopGroup;
-        this.dialer = new ChannelDialer(b.directConnector, b.brokerConnector);
+        this.dialer = new ChannelDialer(b.directConnector, b.brokerConnector, b.nats);
+        running.useNats(b.nats);
         this.config = b.config;
         store.maxStaleness(config.maxStaleness());
     }

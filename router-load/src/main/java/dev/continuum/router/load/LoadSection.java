@@ -67,7 +67,7 @@ public final class LoadSection implements DynamoSection<LoadConfig> {
         Duration maxStaleness = node.get("max_staleness").asDuration(LoadConfig.DEFAULTS.maxStaleness(),
                 LoadConfig.MIN_MAX_STALENESS, LoadConfig.MAX_MAX_STALENESS);
         ConfigNode transportNode = node.get("transport");
-        Transport transport = transportNode.asChoice(Transport.DIRECT, t -> Transport.fromLabel(t).orElse(null),
+        Transport transport = transportNode.asChoice(Transport.DIRECT, t -> Transport.configurable(t).orElse(null),
                 "direct or broker");
         if (transport == Transport.BROKER && !brokerAvailable) {
             transportNode.warning(BROKER_WITHOUT_BUS);

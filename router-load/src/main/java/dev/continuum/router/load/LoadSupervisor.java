@@ -1,5 +1,6 @@
 package dev.continuum.router.load;
 
+import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.eventplane.Backoff;
 import dev.continuum.router.eventplane.SubscriptionView;
 import dev.continuum.router.core.lifecycle.Lifecycle;
@@ -99,6 +100,7 @@ public interface LoadSupervisor extends Lifecycle {
         Function<CidrPolicy, ZmtpConnector> directConnector = policy -> DirectTcpConnector.builder().policy(policy)
                 .build();
         @Nullable Supplier<ZmtpConnector> brokerConnector;
+        @Nullable NatsConnection nats;
 
         Builder(MeterRegistry meterRegistry) {
             this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
@@ -173,6 +175,12 @@ public interface LoadSupervisor extends Lifecycle {
         /** The event bus's broker connector; without one, {@code transport: broker} leaves subscriptions pending. */
         public Builder brokerConnector(Supplier<ZmtpConnector> factory) {
             this.brokerConnector = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /** The shared NATS connection kv_metrics channels on the {@code Nats} transport subscribe through. */
+        public Builder nats(NatsConnection connection) {
+            this.nats = Objects.requireNonNull(connection, "connection");
             return this;
         }
 

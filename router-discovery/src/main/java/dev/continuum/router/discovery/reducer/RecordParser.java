@@ -198,10 +198,13 @@ final class RecordParser {
             return new Rejected(DiscoveryEventKind.MALFORMED, "event channel without a transport");
         }
         String transportKind = text(transport, "kind");
+        if ("Nats".equals(transportKind)) {
+            return natsChannel(id, topic.get(), component, endpoint, text(field(transport, "config"), "subject_prefix"));
+        }
         if (!"Zmq".equals(transportKind)) {
             return new Parsed(new ChannelRecord(id, topic.get(), null), "transport "
                     + (transportKind == null ? "without a kind" : "\"" + transportKind + "\"")
-                    + " (only direct Zmq channels are subscribed)");
+                    + " (only direct Zmq and Nats channels are subscribed)");
         }
         String address = text(field(transport, "config"), "endpoint");
         if (address == null) {
@@ -221,6 +224,42 @@ final class RecordParser {
         }
         return new Parsed(new ChannelRecord(id, topic.get(),
                 new DynamoPublisher(id, topic.get(), component, endpoint, address)), null);
+    }
+
+    /** The longest NATS subject prefix accepted; upstream's are a few scope segments. */
+    static final int MAX_SUBJECT_PREFIX_CHARS = 256;
+
+    /**
+     * A channel on the {@code Nats} transport (ai-dynamo/dynamo lib/runtime/src/discovery: {@code EventTransport}
+     * kind {@code Nats}, config {@code subject_prefix}): subscribed at {@code {subject_prefix}.{topic}}. The prefix
+     * must be literal dot-separated tokens: a wildcard or whitespace would widen or break the subscription.
+     */
+    private static Result natsChannel(PublisherId id, PublisherTopic topic, @Nullable String component,
+                                      @Nullable String endpoint, @Nullable String prefix) {
+        if (prefix == null || prefix.isEmpty() || prefix.length() > MAX_SUBJECT_PREFIX_CHARS) {
+            return new Rejected(DiscoveryEventKind.MALFORMED,
+                    "Nats channel without a config.subject_prefix of 1 to " + MAX_SUBJECT_PREFIX_CHARS + " characters");
+        }
+        boolean tokenStart = true;
+        for (int i = 0; i < prefix.length(); i++) {
+            char c = prefix.charAt(i);
+            if (c == '.') {
+                if (tokenStart) {
+                    return new Rejected(DiscoveryEventKind.MALFORMED, "Nats subject_prefix has an empty token");
+                }
+                tokenStart = true;
+            } else if (c <= ' ' || c >= 0x7f || c == '*' || c == '>') {
+                return new Rejected(DiscoveryEventKind.MALFORMED,
+                        "Nats subject_prefix is not literal printable ASCII tokens");
+            } else {
+                tokenStart = false;
+            }
+        }
+        if (tokenStart) {
+            return new Rejected(DiscoveryEventKind.MALFORMED, "Nats subject_prefix ends with a dot");
+        }
+        return new Parsed(new ChannelRecord(id, topic,
+                new DynamoPublisher(id, topic, component, endpoint, DynamoPublisher.NATS_ADDRESS_PREFIX + prefix)), null);
     }
 
     private static Map<String, JsonNode> readTopLevel(byte[] value, Set<String> wanted, CardSpan span)

@@ -95,8 +95,18 @@ class EventChannelTest {
 
     static Stream<Arguments> unsubscribable() {
         return Stream.of(
-                Arguments.of("NATS transport", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\"namespace.dynamo\"}}",
-                        DiscoveryEventKind.UNSUPPORTED),
+                Arguments.of("NATS without a subject prefix", "{\"kind\":\"Nats\",\"config\":{}}",
+                        DiscoveryEventKind.MALFORMED),
+                Arguments.of("NATS wildcard prefix", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\"namespace.*\"}}",
+                        DiscoveryEventKind.MALFORMED),
+                Arguments.of("NATS full wildcard", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\">\"}}",
+                        DiscoveryEventKind.MALFORMED),
+                Arguments.of("NATS empty token", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\"namespace..dynamo\"}}",
+                        DiscoveryEventKind.MALFORMED),
+                Arguments.of("NATS whitespace", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\"namespace. dynamo\"}}",
+                        DiscoveryEventKind.MALFORMED),
+                Arguments.of("NATS trailing dot", "{\"kind\":\"Nats\",\"config\":{\"subject_prefix\":\"namespace.dynamo.\"}}",
+                        DiscoveryEventKind.MALFORMED),
                 Arguments.of("ZmqBroker transport", "{\"kind\":\"ZmqBroker\",\"config\":{\"xsub_endpoints\":[\"tcp://b:1\"]}}",
                         DiscoveryEventKind.UNSUPPORTED),
                 Arguments.of("unknown transport kind", "{\"kind\":\"Quic\",\"config\":{}}", DiscoveryEventKind.UNSUPPORTED),
@@ -170,13 +180,28 @@ class EventChannelTest {
     void aChannelThatBecomesDialableIsPublishedAndLoggedAgainIfItRegresses() {
         ReducerHarness h = new ReducerHarness();
         String key = channelKey("dynamo", "decode", "generate", "kv-events", 11);
-        String nats = "{\"scope\":{\"kind\":\"namespace\",\"name\":\"dynamo\"},\"topic\":\"kv-events\",\"instance_id\":11,"
-                + "\"transport\":{\"kind\":\"Nats\",\"config\":{}}}";
-        h.put(key, nats);
+        String broker = "{\"scope\":{\"kind\":\"namespace\",\"name\":\"dynamo\"},\"topic\":\"kv-events\",\"instance_id\":11,"
+                + "\"transport\":{\"kind\":\"ZmqBroker\",\"config\":{}}}";
+        h.put(key, broker);
         h.put(key, channel("dynamo", "decode", "generate", "kv-events", 11, "tcp://10.0.0.7:41001"));
         assertThat(h.publisher("dynamo", 11)).isPresent();
-        h.put(key, nats);
+        h.put(key, broker);
         assertThat(h.publisher("dynamo", 11)).isEmpty();
         assertThat(h.count(DiscoveryEventKind.UNSUPPORTED)).isEqualTo(2);
+    }
+
+    @Test
+    void aNatsChannelIsAPublisherAtItsSubjectPrefix() {
+        ReducerHarness h = new ReducerHarness();
+        String key = channelKey("dynamo", "backend", "generate", "kv-events", 12);
+        h.put(key, "{\"type\":\"EventChannel\",\"scope\":{\"kind\":\"component\",\"namespace\":\"dynamo\","
+                + "\"component\":\"backend\"},\"topic\":\"kv-events\",\"instance_id\":12,\"transport\":{\"kind\":\"Nats\","
+                + "\"config\":{\"subject_prefix\":\"namespace.dynamo.component.backend\"}}}");
+        DynamoPublisher publisher = h.publisher("dynamo", 12).orElseThrow();
+        assertThat(publisher.isNats()).isTrue();
+        assertThat(publisher.natsSubjectPrefix()).isEqualTo("namespace.dynamo.component.backend");
+        assertThat(publisher.component()).isEqualTo("backend");
+        assertThat(publisher.topic()).isEqualTo(PublisherTopic.KV_EVENTS);
+        assertThat(h.count(DiscoveryEventKind.UNSUPPORTED)).isZero();
     }
 }

@@ -103,6 +103,7 @@ public final class KvSupervisor extends StartStopSupport implements ChannelFamil
         this.running = new SubscriptionSet(new ChannelSubscription.Settings(FAMILY, ZmtpLimits.KV_EVENTS, b.backoff,
                 b.random, b.ticker), p -> new KvEventsReceiver(p.id(), ingest, refusals, stale), b.maxSubscriptions,
                 b.stopGrace);
+        running.useNats(b.dialer.nats());
         for (SubscriptionState s : SubscriptionState.values()) {
             for (Transport t : Transport.values()) {
                 meters.add(Gauge.builder(SUBSCRIPTIONS, () -> running.count(s, t))
