@@ -39,6 +39,7 @@ public final class PredictedBlocks {
     private static final int MIN_RING = 64;
     private static final int TRY_LOCK_SPINS = 256;
     private static final int READ_ATTEMPTS = 8;
+    private static final int SWEEP_PER_PREDICTION = 4;
 
     /** How a prediction ended, or why one was not made; closed labels of the overlay's counter. */
     public enum Outcome {
@@ -343,14 +344,13 @@ public final class PredictedBlocks {
         }
     }
 
-    /** Expires one other rank per prediction, so a rank that is no longer picked still lets go. */
+    /** Expires a few other ranks per prediction, so a rank that is no longer picked still lets go. */
     private void sweepOne(long now) {
-        if (ownersUsed == 0) {
-            return;
-        }
-        int o = sweepCursor++ % ownersUsed;
-        if (ownerLive[o]) {
-            expire(o, now);
+        for (int i = 0; i < SWEEP_PER_PREDICTION && ownersUsed > 0; i++) {
+            int o = sweepCursor++ % ownersUsed;
+            if (ownerLive[o]) {
+                expire(o, now);
+            }
         }
     }
 
@@ -510,7 +510,7 @@ public final class PredictedBlocks {
             }
             boolean walked;
             try {
-                walked = walk(tokensHashes, w, clock.getAsLong());
+                walked = walk(tokensHashes, w, clock.getAsLong(), out);
             } catch (RuntimeException raced) { // a torn read; the stamp will not validate
                 walked = false;
             }
@@ -525,7 +525,11 @@ public final class PredictedBlocks {
         contendedReads.increment();
     }
 
-    private boolean walk(long[] hashes, Walk w, long now) {
+    /**
+     * A rank's predicted chain continues below what the index ({@code held}) already gives it: kv-events confirm a
+     * chain's first blocks before its last, and confirmed blocks leave the overlay.
+     */
+    private boolean walk(long[] hashes, Walk w, long now, OverlapScores held) {
         w.reset();
         long[] k = keys;
         int[] own = owners;
@@ -536,6 +540,10 @@ public final class PredictedBlocks {
         int mask = k.length - 1;
         long path = rootPath;
         int g = w.generation;
+        int deepestHeld = 0;
+        for (int i = 0; i < held.size(); i++) {
+            deepestHeld = Math.max(deepestHeld, held.matchedBlocks(i));
+        }
         for (int i = 0; i < hashes.length; i++) {
             path = ChildTable.step(path, hashes[i]);
             int advanced = 0;
@@ -548,21 +556,22 @@ public final class PredictedBlocks {
                 if (o < 0 || o >= MAX_OWNERS || now - st[s] > ownerTtl[o]) {
                     continue;
                 }
-                if (i == 0) {
-                    if (w.gen[o] != g) {
+                if (w.gen[o] != g) {
+                    // First seen at this depth: it continues a chain from the root, or one the index holds.
+                    if (i == 0 || held.matchedBlocksOf(ownerWorker[o], ownerRank[o]) >= i) {
                         w.gen[o] = g;
-                        w.depth[o] = 1;
+                        w.depth[o] = i + 1;
                         w.worker[o] = ownerWorker[o];
                         w.rank[o] = ownerRank[o];
                         w.touched[w.touchedCount++] = o;
                         advanced++;
                     }
-                } else if (w.gen[o] == g && w.depth[o] == i) {
+                } else if (w.depth[o] == i) {
                     w.depth[o] = i + 1;
                     advanced++;
                 }
             }
-            if (advanced == 0) {
+            if (advanced == 0 && i >= deepestHeld) {
                 break;
             }
         }
