@@ -21,9 +21,17 @@ import org.jspecify.annotations.Nullable;
  * @param prefillBase         fixed cost of one prefill
  * @param prefillPerToken     cost of each uncached prompt token
  * @param reportPrefillBacklog whether kv_metrics carry {@code active_prefill_tokens} (else nil, as dynamo.vllm)
+ * @param publishKvEvents     whether the workers register a kv-events event channel (else the fleet offers none, as
+ *                            when a router cannot reach the publishers: the caches still run, unseen)
  */
 public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
-                    Duration prefillPerToken, boolean reportPrefillBacklog) {
+                    Duration prefillPerToken, boolean reportPrefillBacklog, boolean publishKvEvents) {
+    /** With a kv-events channel. */
+    public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
+            Duration prefillPerToken, boolean reportPrefillBacklog) {
+        this(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog, true);
+    }
+
     /** Without {@code active_prefill_tokens} in kv_metrics, as dynamo.vllm workers publish them. */
     public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
             Duration prefillPerToken) {
@@ -45,10 +53,16 @@ public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Dura
     }
 
     public SimKv withPrefill(Duration base, Duration perToken) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog, publishKvEvents);
     }
 
     public SimKv withPrefillBacklog(boolean report) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report, publishKvEvents);
+    }
+
+    /** Whether the workers register their kv-events channel (off: a fleet without kv-events). */
+    public SimKv withKvEvents(boolean publish) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog,
+                publish);
     }
 }

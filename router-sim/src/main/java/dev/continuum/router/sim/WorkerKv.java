@@ -49,6 +49,7 @@ final class WorkerKv implements AutoCloseable {
     private final long[] announced;
     private final EventPublisher publisher;
     private final Executor sender;
+    private final PrefillCounts prefills;
     private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
     private long requests;
     private long promptTokens;
@@ -58,6 +59,13 @@ final class WorkerKv implements AutoCloseable {
     /** @param sender runs {@link #flush} after events were queued: the thread that owns the socket */
     WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
             SimKv options, Executor sender) {
+        this(zmq, publisherId, workerId, dpSize, blockSize, capacityBlocks, options, sender, new PrefillCounts());
+    }
+
+    /** @param prefills where each block prefilled here is counted (shared by the fleet) */
+    WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
+            SimKv options, Executor sender, PrefillCounts prefills) {
+        this.prefills = prefills;
         this.sender = sender;
         this.workerId = workerId;
         this.blockSize = blockSize;
@@ -126,6 +134,7 @@ final class WorkerKv implements AutoCloseable {
             outbox.add(KvEventEncoding.removed(workerId, nextEventId[r]++, r, a.evicted(), from, to));
         }
         long[] seq = blocks.seqHashes();
+        prefills.prefilled(seq, a.cached());
         for (int from = a.cached(); from < a.stored(); from += MAX_BATCH_BLOCKS) {
             int to = Math.min(a.stored(), from + MAX_BATCH_BLOCKS);
             outbox.add(KvEventEncoding.stored(workerId, nextEventId[r]++, r, from == 0 ? null : seq[from - 1], seq,
