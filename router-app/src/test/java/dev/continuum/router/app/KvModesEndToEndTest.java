@@ -133,6 +133,27 @@ class KvModesEndToEndTest {
         assertThat(metric("continuum_dynamo_kv_selection_total", "result=\"overlap\"")).isZero();
     }
 
+    /**
+     * Issue 29's burst goal: 16 requests sharing a new prefix of about 8,000 tokens, sent together (well within one
+     * prefill of it, 50 µs a token), are prefilled by at most two workers: the first picks' predictions steer the
+     * rest to where the prefix is being computed. Counted by the simulator, which knows what each worker computed.
+     */
+    @Test
+    void aBurstSharingANewLongPrefixIsPrefilledAtMostTwice() throws Exception {
+        start(true, "auto", 0);
+        String prefix = words(4, 8_500);
+        List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            burst.add(chatAsync(prefix + " question " + i, false));
+        }
+        for (CompletableFuture<HttpResponse<String>> r : burst) {
+            assertThat(r.get(120, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+        long prompts = fleet.workers().stream().mapToLong(w -> w.kvStats().orElseThrow().promptTokens()).sum();
+        assertThat(prompts / 16).as("tokens per prompt").isGreaterThanOrEqualTo(8_000);
+        assertThat(fleet.prefillCounts().max()).as("times the shared prefix was prefilled").isBetween(1, 2);
+    }
+
     // ---------------------------------------------------------------- fixture
 
     private void start(boolean kvEvents, String mode, long chunkDelayMs) throws Exception {
