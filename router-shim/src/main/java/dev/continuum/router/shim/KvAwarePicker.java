@@ -64,6 +64,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
     private final Supplier<KvPickerSettings> settings;
     private final KvSelectionMetrics kvMetrics;
     private final DoubleSupplier random;
+    private final KvPickListener listener;
     private final AtomicLong prefillCursor = new AtomicLong();
     private final AtomicLong decodeCursor = new AtomicLong();
     private volatile KvFed fed = new KvFed(FleetView.empty(), Set.of());
@@ -72,19 +73,27 @@ final class KvAwarePicker implements DynamoWorkerPicker {
     private record KvFed(FleetView fleet, Set<String> namespaces) {
     }
 
+    /** Without a listener: kv-events alone feed the index. */
+    KvAwarePicker(LoadBasedPicker load, PrefixOverlap index, Supplier<KvPickerSettings> settings,
+            KvSelectionMetrics kvMetrics, DoubleSupplier random) {
+        this(load, index, settings, kvMetrics, random, KvPickListener.NONE);
+    }
+
     /**
      * @param load     the load-based picker whose index, ledger and counters this picker shares
      * @param index    the KV index's read side
      * @param settings the live {@code dynamo.kv} knobs, read once per pick
      * @param random   uniform samples in [0, 1) for softmax sampling (thread-safe)
+     * @param listener told each KV-scored pick, and which namespaces run in approximate mode
      */
     KvAwarePicker(LoadBasedPicker load, PrefixOverlap index, Supplier<KvPickerSettings> settings,
-            KvSelectionMetrics kvMetrics, DoubleSupplier random) {
+            KvSelectionMetrics kvMetrics, DoubleSupplier random, KvPickListener listener) {
         this.load = Objects.requireNonNull(load, "load");
         this.index = Objects.requireNonNull(index, "index");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.kvMetrics = Objects.requireNonNull(kvMetrics, "kvMetrics");
         this.random = Objects.requireNonNull(random, "random");
+        this.listener = Objects.requireNonNull(listener, "listener");
     }
 
     /** Per-thread working space of one decision. */
@@ -166,7 +175,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 parts.parts[nParts++] = decode;
                 n += decode.size;
                 paired |= decode.prefill != null && hasDecodeWorker(decode);
-                kvFed |= kvNamespaces.contains(g.namespace());
+                kvFed |= kvNamespaces.contains(g.namespace()) || listener.approximate(g.namespace(), false);
             }
         }
         if (n == 0) {
@@ -215,9 +224,27 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         }
         load.metrics().record(decodeReason, prefillReason);
         kvMetrics.count(result);
+        if (prefill != null) {
+            predict(prompt, prefill, p);
+        } else {
+            predict(prompt, decode, d);
+        }
         Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
+    }
+
+    /** Tells the listener that rank {@code i} of {@code ranks} will prefill {@code prompt} (its block size's hashes). */
+    private void predict(PromptBlocks prompt, CandidateRanks ranks, int i) {
+        long bs = cardBlockSize(ranks, i);
+        List<BlockHashes> hashes = prompt.blockHashes();
+        for (int j = 0; j < hashes.size(); j++) {
+            BlockHashes h = hashes.get(j);
+            if (h.blockSize() == bs) {
+                listener.picked(ranks.pins[i], h);
+                return;
+            }
+        }
     }
 
     private @Nullable Selection loadBased(DynamoSnapshot snapshot, PickRequest request, KvSelectionResult why) {

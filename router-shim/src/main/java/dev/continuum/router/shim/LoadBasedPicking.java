@@ -87,8 +87,14 @@ public final class LoadBasedPicking extends StartStopSupport {
      * @param meters   where {@code continuum_dynamo_kv_selection_total} is registered
      */
     public DynamoWorkerPicker kvAware(PrefixOverlap index, Supplier<KvPickerSettings> settings, MeterRegistry meters) {
+        return kvAware(index, settings, meters, KvPickListener.NONE);
+    }
+
+    /** As above, telling {@code listener} each KV-scored pick (the router's cache prediction, approximate mode). */
+    public DynamoWorkerPicker kvAware(PrefixOverlap index, Supplier<KvPickerSettings> settings, MeterRegistry meters,
+            KvPickListener listener) {
         return new KvAwarePicker(picker, index, settings, new KvSelectionMetrics(meters),
-                () -> ThreadLocalRandom.current().nextDouble());
+                () -> ThreadLocalRandom.current().nextDouble(), listener);
     }
 
     @Override

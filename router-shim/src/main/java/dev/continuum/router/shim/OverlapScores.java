@@ -71,6 +71,24 @@ public final class OverlapScores {
         return true;
     }
 
+    /**
+     * Raises (worker, dp_rank)'s depth to {@code matchedBlocks} when it is deeper than what the answer holds, or
+     * adds the rank; false when it is absent and the answer is full. For a second source of matches (the router's
+     * predicted cache) merged into an index's answer. Linear in the answer's size; allocates nothing.
+     */
+    public boolean raise(long workerId, int dpRank, int matchedBlocks) {
+        for (int i = 0; i < size; i++) {
+            if (workers[i] == workerId && ranks[i] == dpRank) {
+                if (matchedBlocks > blocks[i]) {
+                    blocks[i] = matchedBlocks;
+                    changed();
+                }
+                return true;
+            }
+        }
+        return add(workerId, dpRank, matchedBlocks);
+    }
+
     public long workerId(int i) {
         checkIndex(i);
         return workers[i];

@@ -70,7 +70,7 @@ public final class KvReplay {
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
                 double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
-                boolean prefillBacklog) {
+                boolean prefillBacklog, boolean kvEvents) {
     }
 
     /** One mode's figures. */
@@ -109,6 +109,7 @@ public final class KvReplay {
         Path out = null;
         String model = "Qwen/Qwen3-0.6B";
         boolean prefillBacklog = true;
+        boolean kvEvents = true;
         for (int i = 1; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(args[i] + ": missing value");
@@ -136,6 +137,11 @@ public final class KvReplay {
                     case "off" -> false;
                     default -> throw new IllegalArgumentException("--prefill-backlog: " + v + " (expected: on, off)");
                 };
+                case "--kv-events" -> kvEvents = switch (v) {
+                    case "on" -> true;
+                    case "off" -> false;
+                    default -> throw new IllegalArgumentException("--kv-events: " + v + " (expected: on, off)");
+                };
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option");
             }
         }
@@ -150,7 +156,7 @@ public final class KvReplay {
                     + "--max-prompt-tokens must be positive");
         }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
@@ -175,7 +181,7 @@ public final class KvReplay {
             return bound(a, trace, perTokenNanos);
         }
         SimKv kv = new SimKv(a.tokenizer(), a.tokenizerConfig(), Duration.ZERO, Duration.ofNanos(perTokenNanos),
-                a.prefillBacklog());
+                a.prefillBacklog()).withKvEvents(a.kvEvents());
         Files.createDirectories(a.root());
         try (SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(a.root(), a.model()).withWorkers(0, a.workers())
                 .withFrontend("127.0.0.1", a.frontendPort(), 1, 0).withSlots(4096)
@@ -391,7 +397,7 @@ public final class KvReplay {
      */
     private static void awaitRouter(Args a, HttpClient client, PrintStream log) throws Exception {
         URI router = Objects.requireNonNull(a.router());
-        int wantConnected = a.mode() == Mode.KV_AWARE ? 2 * a.workers() : a.workers();
+        int wantConnected = a.mode() == Mode.KV_AWARE && a.kvEvents() ? 2 * a.workers() : a.workers();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         String last = "no answer";
         while (System.nanoTime() < deadline) {

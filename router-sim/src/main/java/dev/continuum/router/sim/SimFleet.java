@@ -219,11 +219,14 @@ public final class SimFleet implements AutoCloseable {
     private final ScheduledExecutorService owner;
     private final DirectFrontend frontend;
     private final @Nullable KvServing kvServing;
+    private final PrefillCounts prefills;
     private volatile boolean closed;
     private boolean publishFailureLogged;
 
     private SimFleet(Options options, ZContext zmq, Registrar registrar, List<SimWorker> workers,
-            ScheduledExecutorService owner, DirectFrontend frontend, @Nullable KvServing kvServing) {
+            ScheduledExecutorService owner, DirectFrontend frontend, @Nullable KvServing kvServing,
+            PrefillCounts prefills) {
+        this.prefills = prefills;
         this.options = options;
         this.zmq = zmq;
         this.registrar = registrar;
@@ -254,11 +257,12 @@ public final class SimFleet implements AutoCloseable {
             registrar = Registrar.open(options.store());
             List<Named> named = name(options, registrar);
             // Sockets are created on the owner thread too: it is the only thread that ever touches them.
-            workers = owner.submit(() -> createWorkers(options, named, zmq, owner)).get();
+            PrefillCounts prefills = new PrefillCounts();
+            workers = owner.submit(() -> createWorkers(options, named, zmq, owner, prefills)).get();
             frontend = DirectFrontend.start(options.frontendHost(), options.frontendPort(),
                     workers.stream().map(SimWorker::asFrontendWorker).toList(), options.chunks(),
                     options.chunkDelayMs());
-            SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend, kvServing);
+            SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend, kvServing, prefills);
             frontend.engine(new FleetEngine(workers, kvServing));
             registrar.register(fleet.registrations());
             long publishMs = options.publishInterval().toMillis();
@@ -306,7 +310,7 @@ public final class SimFleet implements AutoCloseable {
     }
 
     private static List<SimWorker> createWorkers(Options options, List<Named> named, ZContext zmq,
-            java.util.concurrent.Executor owner) {
+            java.util.concurrent.Executor owner, PrefillCounts prefills) {
         List<SimWorker> out = new ArrayList<>();
         SimKv kv = options.kv();
         for (Named n : named) {
@@ -314,7 +318,7 @@ public final class SimFleet implements AutoCloseable {
             // disaggregated pool receives its KV by transfer, which is not simulated).
             WorkerKv cache = kv == null || n.pool().role() == DirectFrontend.Role.DECODE ? null
                     : new WorkerKv(zmq, RANDOM.nextLong(), n.instanceId(), n.pool().dpSize(),
-                            options.kvCacheBlockSize(), options.totalKvBlocks(), kv, owner);
+                            options.kvCacheBlockSize(), options.totalKvBlocks(), kv, owner, prefills);
             out.add(new SimWorker(n.instanceId(), n.name(), n.pool(), new KvMetricsPublisher(zmq, RANDOM.nextLong()),
                     new WorkerLoad(n.pool().dpSize(), options.slots(), options.kvCacheBlockSize(),
                             options.totalKvBlocks()), cache));
@@ -351,7 +355,7 @@ public final class SimFleet implements AutoCloseable {
                             w.instanceId(), DynamoJson.card(options, w.pool(), artifacts))),
                     eventChannel(w, KvMetricsPublisher.TOPIC, w.publisherId(), w.kvMetricsEndpoint())));
             WorkerKv cache = w.kv();
-            if (cache != null) {
+            if (cache != null && kv != null && kv.publishKvEvents()) {
                 entries.add(eventChannel(w, KvEventEncoding.TOPIC, cache.publisherId(), cache.endpoint()));
             }
             out.add(new Registrar.Registration(w, List.copyOf(entries)));
@@ -417,6 +421,11 @@ public final class SimFleet implements AutoCloseable {
         Path config = kv.tokenizerConfigJson();
         return config == null ? List.of(Blake3.checksum(kv.tokenizerJson()))
                 : List.of(Blake3.checksum(kv.tokenizerJson()), Blake3.checksum(config));
+    }
+
+    /** How many times each block was prefilled across the fleet (with {@link SimKv} on; empty otherwise). */
+    public PrefillCounts prefillCounts() {
+        return prefills;
     }
 
     /** The KV serving path (tokenizer, clock), when the workers keep prefix caches. */

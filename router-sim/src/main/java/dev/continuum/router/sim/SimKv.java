@@ -21,14 +21,18 @@ import org.jspecify.annotations.Nullable;
  * @param prefillBase         fixed cost of one prefill
  * @param prefillPerToken     cost of each uncached prompt token
  * @param reportPrefillBacklog whether kv_metrics carry {@code active_prefill_tokens} (else nil, as dynamo.vllm)
+ * @param publishKvEvents     whether the workers register a kv-events event channel (else the fleet offers none, as
+ *                            when a router cannot reach the publishers: the caches still run, unseen)
  * @param vllmEvents          when set, each caching worker also publishes vLLM's own KV events in this encoding,
  *                            with a replay socket, as a plain vLLM server does ({@link VllmKvPublisher})
  */
 public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
-                    Duration prefillPerToken, boolean reportPrefillBacklog, @Nullable VllmKvGeneration vllmEvents) {
+                    Duration prefillPerToken, boolean reportPrefillBacklog, boolean publishKvEvents,
+                    @Nullable VllmKvGeneration vllmEvents) {
+    /** With a kv-events channel, without vLLM-native events. */
     public SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Duration prefillBase,
             Duration prefillPerToken, boolean reportPrefillBacklog) {
-        this(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog, null);
+        this(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog, true, null);
     }
 
     /** Without {@code active_prefill_tokens} in kv_metrics, as dynamo.vllm workers publish them. */
@@ -52,16 +56,23 @@ public record SimKv(Path tokenizerJson, @Nullable Path tokenizerConfigJson, Dura
     }
 
     public SimKv withPrefill(Duration base, Duration perToken) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog, vllmEvents);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, base, perToken, reportPrefillBacklog, publishKvEvents,
+                vllmEvents);
     }
 
     public SimKv withPrefillBacklog(boolean report) {
-        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report, vllmEvents);
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, report, publishKvEvents, vllmEvents);
+    }
+
+    /** Whether the workers register their kv-events channel (off: a fleet without kv-events). */
+    public SimKv withKvEvents(boolean publish) {
+        return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog,
+                publish, vllmEvents);
     }
 
     /** Each caching worker also publishes vLLM-native KV events in {@code generation} (null: not). */
     public SimKv withVllmEvents(@Nullable VllmKvGeneration generation) {
         return new SimKv(tokenizerJson, tokenizerConfigJson, prefillBase, prefillPerToken, reportPrefillBacklog,
-                generation);
+                publishKvEvents, generation);
     }
 }

@@ -47,7 +47,7 @@ public final class SimMain {
                     + " [--stall W@T[+D]]...\n"
                     + "           [--host 127.0.0.1] [--port 8001] [--chunks 16] [--chunk-delay-ms 50]\n"
                     + "           [--tokenizer tokenizer.json [--tokenizer-config tokenizer_config.json]"
-                    + " [--prefill-base-ms 20] [--prefill-us-per-token 50]]\n"
+                    + " [--prefill-base-ms 20] [--prefill-us-per-token 50] [--kv-events on|off]]\n"
                     + "       continuum-sim replay --trace FILE --tokenizer FILE --root DIR"
                     + " --mode kv-aware|load-only|round-robin|oracle [--router URL] ... (docs/benchmarks.md)\n"
                     + "       continuum-sim checksum FILE...");
@@ -106,6 +106,7 @@ public final class SimMain {
         java.nio.file.Path tokenizerConfig = null;
         double prefillBaseMs = 20;
         double prefillUsPerToken = 50;
+        boolean kvEvents = true;
         for (int i = 1; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(args[i] + ": missing value");
@@ -135,6 +136,11 @@ public final class SimMain {
                 case "--tokenizer-config" -> tokenizerConfig = java.nio.file.Path.of(v);
                 case "--prefill-base-ms" -> prefillBaseMs = Double.parseDouble(v);
                 case "--prefill-us-per-token" -> prefillUsPerToken = Double.parseDouble(v);
+                case "--kv-events" -> kvEvents = switch (v) {
+                    case "on" -> true;
+                    case "off" -> false;
+                    default -> throw new IllegalArgumentException("--kv-events: " + v + " (expected: on, off)");
+                };
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option");
             }
         }
@@ -162,7 +168,7 @@ public final class SimMain {
         if (tokenizer != null) {
             options = options.withKv(new SimKv(tokenizer, tokenizerConfig,
                     java.time.Duration.ofNanos(Math.round(prefillBaseMs * 1e6)),
-                    java.time.Duration.ofNanos(Math.round(prefillUsPerToken * 1e3))));
+                    java.time.Duration.ofNanos(Math.round(prefillUsPerToken * 1e3))).withKvEvents(kvEvents));
         }
         return new FleetArgs(options, List.copyOf(script));
     }

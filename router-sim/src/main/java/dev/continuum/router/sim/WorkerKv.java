@@ -52,6 +52,7 @@ final class WorkerKv implements AutoCloseable {
     /** vLLM's own stream beside Dynamo's, when {@link SimKv#vllmEvents()} asks for it. */
     private final @Nullable VllmKvPublisher vllm;
     private final Executor sender;
+    private final PrefillCounts prefills;
     private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
     private long requests;
     private long promptTokens;
@@ -61,6 +62,13 @@ final class WorkerKv implements AutoCloseable {
     /** @param sender runs {@link #flush} after events were queued: the thread that owns the socket */
     WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
             SimKv options, Executor sender) {
+        this(zmq, publisherId, workerId, dpSize, blockSize, capacityBlocks, options, sender, new PrefillCounts());
+    }
+
+    /** @param prefills where each block prefilled here is counted (shared by the fleet) */
+    WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
+            SimKv options, Executor sender, PrefillCounts prefills) {
+        this.prefills = prefills;
         this.sender = sender;
         this.workerId = workerId;
         this.blockSize = blockSize;
@@ -139,6 +147,7 @@ final class WorkerKv implements AutoCloseable {
             }
         }
         long[] seq = blocks.seqHashes();
+        prefills.prefilled(seq, a.cached());
         for (int from = a.cached(); from < a.stored(); from += MAX_BATCH_BLOCKS) {
             int to = Math.min(a.stored(), from + MAX_BATCH_BLOCKS);
             outbox.add(KvEventEncoding.stored(workerId, nextEventId[r]++, r, from == 0 ? null : seq[from - 1], seq,

@@ -2,6 +2,7 @@ package dev.continuum.router.kv.config;
 
 import dev.continuum.router.shim.KvPickerSettings;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -21,6 +22,11 @@ import org.jspecify.annotations.Nullable;
  * @param prefillLoadScale   weight of the prefill term (the KV-aware picker's formula)
  * @param routerTemperature  0 picks the lowest cost, above 0 samples by softmax
  * @param conditionalDisaggregation whether a decode worker may prefill a mostly cached request itself
+ * @param mode               where the KV index's blocks come from per namespace: kv-events, the router's own picks,
+ *                           or whichever the namespace offers
+ * @param predictedTtl       how long a picked rank counts as holding the request's blocks before kv-events confirm
+ *                           them (zero: no prediction where kv-events run)
+ * @param approximateTtl     how long a picked rank counts as holding the request's blocks in approximate mode
  */
 public record KvConfig(
         boolean enabled,
@@ -32,7 +38,10 @@ public record KvConfig(
         double overlapScoreCredit,
         double prefillLoadScale,
         double routerTemperature,
-        ConditionalDisaggregation conditionalDisaggregation) {
+        ConditionalDisaggregation conditionalDisaggregation,
+        Mode mode,
+        Duration predictedTtl,
+        Duration approximateTtl) {
 
     public static final int MAX_PINNED_ARTIFACTS = 1024;
     public static final double MAX_SCALE = 1_000_000;
@@ -41,12 +50,59 @@ public record KvConfig(
     /** The cache directory when {@code artifact_cache_dir} is unset, under {@code java.io.tmpdir}. */
     public static final String DEFAULT_CACHE_DIR_NAME = "continuum-router-artifacts";
 
+    /** Upstream's predict-on-route arms use 5 s (upstream leaves the flag unset, off, by default). */
+    public static final Duration DEFAULT_PREDICTED_TTL = Duration.ofSeconds(5);
+    /** Upstream's {@code --router-ttl-secs} default for routing without kv-events. */
+    public static final Duration DEFAULT_APPROXIMATE_TTL = Duration.ofSeconds(120);
+    public static final Duration MAX_TTL = Duration.ofHours(1);
+
     public static final KvConfig DEFAULTS = new KvConfig(false, true, false, List.of(), null, false, 1.0, 1.0, 0.0,
             ConditionalDisaggregation.DEFAULTS);
 
     public KvConfig {
         pinnedArtifacts = List.copyOf(pinnedArtifacts);
         Objects.requireNonNull(conditionalDisaggregation, "conditionalDisaggregation");
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(predictedTtl, "predictedTtl");
+        Objects.requireNonNull(approximateTtl, "approximateTtl");
+    }
+
+    /** With the defaults of {@code mode}, {@code predicted_ttl} and {@code approximate_ttl}. */
+    public KvConfig(boolean enabled, boolean allowHttpArtifacts, boolean allowHfArtifacts, List<String> pinnedArtifacts,
+            @Nullable String artifactCacheDir, boolean sendTokenData, double overlapScoreCredit,
+            double prefillLoadScale, double routerTemperature, ConditionalDisaggregation conditionalDisaggregation) {
+        this(enabled, allowHttpArtifacts, allowHfArtifacts, pinnedArtifacts, artifactCacheDir, sendTokenData,
+                overlapScoreCredit, prefillLoadScale, routerTemperature, conditionalDisaggregation, Mode.AUTO,
+                DEFAULT_PREDICTED_TTL, DEFAULT_APPROXIMATE_TTL);
+    }
+
+    /** {@code dynamo.kv.mode}. */
+    public enum Mode {
+        /** kv-events alone feed the index (with the predicted cache in front of them). */
+        PRECISE("precise"),
+        /** The router's own picks feed it, for every namespace. */
+        APPROXIMATE("approximate"),
+        /** Precise for a namespace with a kv-events publisher, approximate for one without. */
+        AUTO("auto");
+
+        private final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+
+        public static @Nullable Mode parse(String text) {
+            for (Mode m : values()) {
+                if (m.label.equals(text)) {
+                    return m;
+                }
+            }
+            return null;
+        }
     }
 
     /** The pinned checksums as 64 lowercase hex digits (without the {@code blake3:} prefix). */

@@ -5,6 +5,7 @@ import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.core.config.Problems;
 import dev.continuum.router.core.config.ReloadClass;
 import dev.continuum.router.core.config.RouterConfig;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  *     prefill_load_scale: 1.0             # 0..1e6
  *     router_temperature: 0.0             # 0..100
  *     conditional_disaggregation: {enabled: false, decode_busy_threshold: 0.9}   # threshold 0..1
+ *     mode: auto                          # precise | approximate | auto
+ *     predicted_ttl: 5s                   # 0..1h, 0: no prediction where kv-events run
+ *     approximate_ttl: 120s               # 1s..1h
  * </pre>
  *
  * Every key applies immediately on reload (the next request and the next artifact pass see it), without
@@ -71,8 +75,14 @@ public final class KvSection implements DynamoSection<KvConfig> {
         if (cdEnabled) {
             cd.get("enabled").warning(DIRECT_MODE_BYPASS);
         }
+        KvConfig.Mode mode = node.get("mode").asChoice(d.mode(), KvConfig.Mode::parse,
+                "precise, approximate or auto");
+        Duration predictedTtl = node.get("predicted_ttl").asDuration(d.predictedTtl(), Duration.ZERO,
+                KvConfig.MAX_TTL);
+        Duration approximateTtl = node.get("approximate_ttl").asDuration(d.approximateTtl(), Duration.ofSeconds(1),
+                KvConfig.MAX_TTL);
         return new KvConfig(enabled, http, hf, pins, cacheDir, sendTokenData, credit, scale, temperature,
-                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold));
+                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold), mode, predictedTtl, approximateTtl);
     }
 
     private static List<String> pins(ConfigNode node) {

