@@ -21,6 +21,7 @@ import org.jspecify.annotations.Nullable;
  * @param prefillLoadScale   weight of the prefill term (the KV-aware picker's formula)
  * @param routerTemperature  0 picks the lowest cost, above 0 samples by softmax
  * @param conditionalDisaggregation whether a decode worker may prefill a mostly cached request itself
+ * @param segmentCacheBytes  the bound of the prompt token-ID segment cache shared by all models; 0 turns it off
  */
 public record KvConfig(
         boolean enabled,
@@ -32,7 +33,8 @@ public record KvConfig(
         double overlapScoreCredit,
         double prefillLoadScale,
         double routerTemperature,
-        ConditionalDisaggregation conditionalDisaggregation) {
+        ConditionalDisaggregation conditionalDisaggregation,
+        long segmentCacheBytes) {
 
     public static final int MAX_PINNED_ARTIFACTS = 1024;
     public static final double MAX_SCALE = 1_000_000;
@@ -41,12 +43,28 @@ public record KvConfig(
     /** The cache directory when {@code artifact_cache_dir} is unset, under {@code java.io.tmpdir}. */
     public static final String DEFAULT_CACHE_DIR_NAME = "continuum-router-artifacts";
 
+    /** {@code segment_cache_bytes}: default 64 MiB, at most 16 GiB. */
+    public static final long DEFAULT_SEGMENT_CACHE_BYTES = 64L << 20;
+    public static final long MAX_SEGMENT_CACHE_BYTES = 16L << 30;
+
     public static final KvConfig DEFAULTS = new KvConfig(false, true, false, List.of(), null, false, 1.0, 1.0, 0.0,
-            ConditionalDisaggregation.DEFAULTS);
+            ConditionalDisaggregation.DEFAULTS, DEFAULT_SEGMENT_CACHE_BYTES);
 
     public KvConfig {
         pinnedArtifacts = List.copyOf(pinnedArtifacts);
         Objects.requireNonNull(conditionalDisaggregation, "conditionalDisaggregation");
+        if (segmentCacheBytes < 0 || segmentCacheBytes > MAX_SEGMENT_CACHE_BYTES) {
+            throw new IllegalArgumentException("segmentCacheBytes " + segmentCacheBytes);
+        }
+    }
+
+    /** The prompt caches at their defaults (callers that predate them). */
+    public KvConfig(boolean enabled, boolean allowHttpArtifacts, boolean allowHfArtifacts, List<String> pinnedArtifacts,
+            @Nullable String artifactCacheDir, boolean sendTokenData, double overlapScoreCredit,
+            double prefillLoadScale, double routerTemperature, ConditionalDisaggregation conditionalDisaggregation) {
+        this(enabled, allowHttpArtifacts, allowHfArtifacts, pinnedArtifacts, artifactCacheDir, sendTokenData,
+                overlapScoreCredit, prefillLoadScale, routerTemperature, conditionalDisaggregation,
+                DEFAULT_SEGMENT_CACHE_BYTES);
     }
 
     /** The pinned checksums as 64 lowercase hex digits (without the {@code blake3:} prefix). */

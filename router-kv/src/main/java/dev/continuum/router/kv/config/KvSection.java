@@ -1,5 +1,6 @@
 package dev.continuum.router.kv.config;
 
+import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.core.config.Problems;
@@ -27,6 +28,7 @@ import org.jspecify.annotations.Nullable;
  *     prefill_load_scale: 1.0             # 0..1e6
  *     router_temperature: 0.0             # 0..100
  *     conditional_disaggregation: {enabled: false, decode_busy_threshold: 0.9}   # threshold 0..1
+ *     segment_cache_bytes: 64MiB          # 0..16GiB; the prompt token-ID segment cache, 0 turns it off
  * </pre>
  *
  * Every key applies immediately on reload (the next request and the next artifact pass see it), without
@@ -71,8 +73,9 @@ public final class KvSection implements DynamoSection<KvConfig> {
         if (cdEnabled) {
             cd.get("enabled").warning(DIRECT_MODE_BYPASS);
         }
+        long segmentCache = segmentCacheBytes(node.get("segment_cache_bytes"));
         return new KvConfig(enabled, http, hf, pins, cacheDir, sendTokenData, credit, scale, temperature,
-                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold));
+                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold), segmentCache);
     }
 
     private static List<String> pins(ConfigNode node) {
@@ -98,6 +101,19 @@ public final class KvSection implements DynamoSection<KvConfig> {
             pins.add(text);
         }
         return new ArrayList<>(pins);
+    }
+
+    /** A byte size ({@code 64MiB}, {@code 1GiB}, a plain number of bytes) in {@code 0..16GiB}. */
+    private static long segmentCacheBytes(ConfigNode node) {
+        if (!node.isPresent()) {
+            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+        }
+        long v = node.asByteSize(new ByteSize(KvConfig.DEFAULT_SEGMENT_CACHE_BYTES)).bytes();
+        if (v < 0 || v > KvConfig.MAX_SEGMENT_CACHE_BYTES) {
+            node.invalid("a byte size from 0 to 16GiB");
+            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+        }
+        return v;
     }
 
     private static @Nullable String cacheDir(ConfigNode node) {
