@@ -1,5 +1,7 @@
 package dev.continuum.router.kv.prompt;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -54,8 +56,7 @@ final class AddedTokens {
 
     /** Reads {@code added_tokens} of a {@code tokenizer.json} (already bounded in size by the loader). */
     static AddedTokens read(ObjectMapper mapper, byte[] tokenizerJson) throws IOException {
-        JsonNode root = mapper.readTree(tokenizerJson);
-        JsonNode added = root == null ? null : root.get("added_tokens");
+        JsonNode added = addedTokensNode(mapper, tokenizerJson);
         if (added == null || added.isNull()) {
             return new AddedTokens(new String[0], new int[0], null);
         }
@@ -93,6 +94,27 @@ final class AddedTokens {
         }
         return new AddedTokens(contents.toArray(String[]::new), ids.stream().mapToInt(Integer::intValue).toArray(),
                 null);
+    }
+
+    /**
+     * The top-level {@code added_tokens} value, streamed: the vocabulary and merges (most of the file) are skipped,
+     * never built as a tree.
+     */
+    private static @Nullable JsonNode addedTokensNode(ObjectMapper mapper, byte[] tokenizerJson) throws IOException {
+        try (JsonParser p = mapper.createParser(tokenizerJson)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                p.nextToken();
+                if ("added_tokens".equals(name)) {
+                    return mapper.readTree(p);
+                }
+                p.skipChildren();
+            }
+            return null;
+        }
     }
 
     /** Why the tokenizer's segments are not independent, or null when they are (as far as the table tells). */
