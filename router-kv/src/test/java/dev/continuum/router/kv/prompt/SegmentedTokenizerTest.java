@@ -61,6 +61,35 @@ class SegmentedTokenizerTest {
     }
 
     @Test
+    void theNewSegmentsOfAPromptCostOneNativeCall() throws Exception {
+        byte[] json = Files.readAllBytes(Qwen3Fixture.tokenizerJson());
+        try (DjlTokenizer djl = DjlTokenizer.load(json)) {
+            AddedTokens added = AddedTokens.read(JSON, json);
+            AtomicLong calls = new AtomicLong();
+            PromptTokenizer counting = new PromptTokenizer() {
+                @Override
+                public int[] encode(String text, int maxTokens) {
+                    calls.incrementAndGet();
+                    return djl.encode(text, maxTokens);
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            SegmentedTokenizer t = new SegmentedTokenizer(counting, added, SegmentedTokenizer.identityOf(json),
+                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), SegmentedTokenizer.Stats.NONE, true);
+            StringBuilder text = new StringBuilder();
+            for (int i = 0; i < 20; i++) {
+                text.append("<|im_start|>user\nQuestion ").append(i).append(" über 東京?<|im_end|>\n");
+            }
+            String prompt = text.toString();
+            assertThat(t.encode(prompt, 10_000)).containsExactly(djl.encode(prompt, 10_000));
+            assertThat(calls.get()).as("20 new segments, one call").isEqualTo(1);
+        }
+    }
+
+    @Test
     void aTokenThatStripsWhitespaceMakesTheTokenizerRunWhole() throws Exception {
         byte[] json = wordLevel("{\"id\":5,\"content\":\"<s>\",\"single_word\":false,\"lstrip\":true,"
                 + "\"rstrip\":false,\"normalized\":false,\"special\":true}", "{\"type\":\"Whitespace\"}");
