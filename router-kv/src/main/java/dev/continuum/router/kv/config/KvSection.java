@@ -1,5 +1,6 @@
 package dev.continuum.router.kv.config;
 
+import dev.continuum.router.core.config.ByteSize;
 import dev.continuum.router.core.config.ConfigNode;
 import dev.continuum.router.core.config.DynamoSection;
 import dev.continuum.router.core.config.Problems;
@@ -31,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  *     mode: auto                          # precise | approximate | auto
  *     predicted_ttl: 5s                   # 0..1h, 0: no prediction where kv-events run
  *     approximate_ttl: 120s               # 1s..1h
+ *     segment_cache_bytes: 0              # 0..16GiB; the prompt token-ID segment cache, 0 turns it off
  * </pre>
  *
  * Every key applies immediately on reload (the next request and the next artifact pass see it), without
@@ -75,6 +77,7 @@ public final class KvSection implements DynamoSection<KvConfig> {
         if (cdEnabled) {
             cd.get("enabled").warning(DIRECT_MODE_BYPASS);
         }
+        long segmentCache = segmentCacheBytes(node.get("segment_cache_bytes"));
         KvConfig.Mode mode = node.get("mode").asChoice(d.mode(), KvConfig.Mode::parse,
                 "precise, approximate or auto");
         Duration predictedTtl = node.get("predicted_ttl").asDuration(d.predictedTtl(), Duration.ZERO,
@@ -82,7 +85,8 @@ public final class KvSection implements DynamoSection<KvConfig> {
         Duration approximateTtl = node.get("approximate_ttl").asDuration(d.approximateTtl(), Duration.ofSeconds(1),
                 KvConfig.MAX_TTL);
         return new KvConfig(enabled, http, hf, pins, cacheDir, sendTokenData, credit, scale, temperature,
-                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold), mode, predictedTtl, approximateTtl);
+                new KvConfig.ConditionalDisaggregation(cdEnabled, threshold), mode, predictedTtl, approximateTtl,
+                segmentCache);
     }
 
     private static List<String> pins(ConfigNode node) {
@@ -108,6 +112,19 @@ public final class KvSection implements DynamoSection<KvConfig> {
             pins.add(text);
         }
         return new ArrayList<>(pins);
+    }
+
+    /** A byte size ({@code 64MiB}, {@code 1GiB}, a plain number of bytes) in {@code 0..16GiB}. */
+    private static long segmentCacheBytes(ConfigNode node) {
+        if (!node.isPresent()) {
+            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+        }
+        long v = node.asByteSize(new ByteSize(KvConfig.DEFAULT_SEGMENT_CACHE_BYTES)).bytes();
+        if (v < 0 || v > KvConfig.MAX_SEGMENT_CACHE_BYTES) {
+            node.invalid("a byte size from 0 to 16GiB");
+            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+        }
+        return v;
     }
 
     private static @Nullable String cacheDir(ConfigNode node) {

@@ -101,4 +101,9 @@ public final class KvPipeline extends StartStopSupport {
     protected String lifecycleName() {
         return "kv pipeline";
     }
+
+    /** Applies {@code dynamo.kv.segment_cache_bytes} to the encoder (every config generation). */
+    void segmentCacheBytes(long maxBytes) {
+        encoder.segmentCacheBytes(maxBytes);
+    }
 }

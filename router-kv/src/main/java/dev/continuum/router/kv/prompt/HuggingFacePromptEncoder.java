@@ -6,6 +6,8 @@ import dev.continuum.router.core.lifecycle.StartStopSupport;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import dev.continuum.router.core.logging.LogSafe;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -15,6 +17,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The router's {@link PromptEncoder}: the chat template rendered with jinjava as transformers'
@@ -31,6 +35,9 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     public static final String TOKENIZER_LOADS = "continuum.dynamo.kv.tokenizer.loads";
     /** {@code continuum_dynamo_kv_prompt_failures_total{reason}}: encodes that fell back, by reason. */
     public static final String PROMPT_FAILURES = "continuum.dynamo.kv.prompt.failures";
+    /** {@code dynamo.kv.segment_cache_bytes}'s default: 64 MiB of token IDs shared by every loaded model. */
+    public static final long DEFAULT_SEGMENT_CACHE_BYTES = 64L << 20;
+    private static final Logger LOG = LoggerFactory.getLogger(HuggingFacePromptEncoder.class);
 
     private final PromptLimits limits;
     private final LongSupplier nanoTime;
@@ -42,6 +49,8 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     /** By {@link PromptEncoding.Reason#ordinal()}. */
     private final Counter[] failures;
     private final Map<String, Counter> loads = new ConcurrentHashMap<>();
+    private final PromptCacheMetrics cacheMetrics;
+    private final SegmentCache segments;
     private final LifecycleStack stack = LifecycleStack.nested(HuggingFacePromptEncoder.class);
 
     /** Defaults: the global meter registry, the system clock, DJL's native library under the temp directory. */
@@ -65,6 +74,9 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         DjlTokenizer.configureNative(nativeCacheDir);
         this.models = new ModelCache(limits, this::load, nanoTime, this::countLoad);
         this.pool = new RenderPool(limits, nanoTime);
+        this.cacheMetrics = new PromptCacheMetrics(registry);
+        this.segments = new SegmentCache(DEFAULT_SEGMENT_CACHE_BYTES, cacheMetrics);
+        cacheMetrics.watch(registry, segments);
         PromptEncoding.Reason[] reasons = PromptEncoding.Reason.values();
         this.failures = new Counter[reasons.length];
         for (PromptEncoding.Reason reason : reasons) {
@@ -125,11 +137,16 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
             return Fallbacks.RENDER_UNAVAILABLE;
         }
         try {
+            long renderStart = nanoTime.getAsLong();
             String text = render(template.get(), model.templates(), prompt, deadlineNanos);
+            long tokenizeStart = nanoTime.getAsLong();
+            PromptCacheMetrics.record(cacheMetrics.render, tokenizeStart - renderStart);
             if (utf8Length(text) > limits.maxRenderedBytes()) {
                 return Fallbacks.PROMPT_TOO_LARGE;
             }
-            return new PromptEncoding.Tokens(model.tokenizer().encode(text, limits.maxTokens()));
+            int[] ids = model.tokenizer().encode(text, limits.maxTokens());
+            PromptCacheMetrics.record(cacheMetrics.tokenize, nanoTime.getAsLong() - tokenizeStart);
+            return new PromptEncoding.Tokens(ids);
         } catch (TemplateFailure f) {
             return Fallbacks.of(f.reason());
         }
@@ -157,6 +174,20 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         models.retain(keep);
     }
 
+    /**
+     * Sets the segment cache's bound ({@code dynamo.kv.segment_cache_bytes}, on every config generation);
+     * shrinking evicts at once and 0 turns the cache off (every prompt is tokenized whole).
+     */
+    @Override
+    public void segmentCacheBytes(long maxBytes) {
+        segments.resize(maxBytes);
+    }
+
+    /** The segment cache (tests, benchmarks check its bound). */
+    long segmentCacheHeldBytes() {
+        return segments.bytes();
+    }
+
     /** The render pool (tests check its permits). */
     RenderPool renderPool() {
         return pool;
@@ -168,7 +199,23 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         ChatTemplates templates = ChatTemplates.read(mapper, artifacts.tokenizerConfig(), artifacts.chatTemplate(),
                 maxFile);
         long bytes = tokenizerJson.length + size(artifacts.tokenizerConfig()) + size(artifacts.chatTemplate());
-        DjlTokenizer tokenizer = DjlTokenizer.load(tokenizerJson);
+        DjlTokenizer djl = DjlTokenizer.load(tokenizerJson);
+        String unsegmented;
+        AddedTokens added;
+        try {
+            added = AddedTokens.read(mapper, tokenizerJson);
+            unsegmented = SegmentedTokenizer.verify(djl, added);
+        } catch (IOException | RuntimeException e) {
+            djl.close();
+            throw e;
+        }
+        cacheMetrics.loaded(unsegmented == null);
+        if (unsegmented != null) {
+            LOG.warn("kv prompt: tokenizer {} runs without the segment cache: {}", LogSafe.escape(artifacts.key()),
+                    LogSafe.escape(unsegmented));
+        }
+        PromptTokenizer tokenizer = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(tokenizerJson),
+                segments, cacheMetrics, unsegmented == null);
         return new LoadedModel(artifacts.key(), tokenizer, templates, bytes, nowNanos);
     }
 

@@ -23,4 +23,11 @@ public interface PromptEncoder extends Lifecycle {
     default boolean prepare(PromptArtifacts artifacts) {
         return true;
     }
+
+    /**
+     * Applies {@code dynamo.kv.segment_cache_bytes}: the bound of the token-ID cache shared by every model
+     * (docs/kv-prompt.md, "Caches"). An encoder without such a cache (test doubles) has nothing to bound.
+     */
+    default void segmentCacheBytes(long maxBytes) {
+    }
 }

@@ -55,7 +55,8 @@ class KvModesTest {
         KvConfig d = KvConfig.DEFAULTS;
         config.set(new KvConfig(d.enabled(), d.allowHttpArtifacts(), d.allowHfArtifacts(), d.pinnedArtifacts(),
                 d.artifactCacheDir(), d.sendTokenData(), d.overlapScoreCredit(), d.prefillLoadScale(),
-                d.routerTemperature(), d.conditionalDisaggregation(), mode, predictedTtl, d.approximateTtl()));
+                d.routerTemperature(), d.conditionalDisaggregation(), mode, predictedTtl, d.approximateTtl(),
+                d.segmentCacheBytes()));
     }
 
     private static WorkerPin pin(String ns, long id) {

@@ -47,6 +47,9 @@ class ReferenceCorpusTest {
     private final Map<String, JsonNode> jinja2 = new LinkedHashMap<>();
     private HuggingFacePromptEncoder encoder;
     private ChatTemplates templates;
+    private DjlTokenizer djl;
+    private AddedTokens added;
+    private SegmentedTokenizer cached;
 
     @BeforeAll
     void runReferences() throws Exception {
@@ -80,6 +83,12 @@ class ReferenceCorpusTest {
         encoder.start().join();
         templates = ChatTemplates.read(JSON, Qwen3Fixture.artifacts().tokenizerConfig(), java.util.Optional.empty(),
                 1 << 20);
+        byte[] tokenizerJson = Files.readAllBytes(Qwen3Fixture.tokenizerJson());
+        djl = DjlTokenizer.load(tokenizerJson);
+        added = AddedTokens.read(JSON, tokenizerJson);
+        assertThat(SegmentedTokenizer.verify(djl, added)).as("the premise on Qwen3's probes").isNull();
+        cached = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(tokenizerJson),
+                new SegmentCache(64L << 20, SegmentCache.Listener.NONE), SegmentedTokenizer.Stats.NONE, true);
         byte[] first = JSON.writeValueAsBytes(bodies.values().iterator().next());
         // The first request only starts the load; requests get token IDs once it is done.
         await().atMost(Duration.ofSeconds(30)).until(() -> encoder.encode(Qwen3Fixture.artifacts(), first)
@@ -90,6 +99,9 @@ class ReferenceCorpusTest {
     void stop() {
         if (encoder != null) {
             encoder.stop().join();
+        }
+        if (djl != null) {
+            djl.close();
         }
     }
 
@@ -127,6 +139,24 @@ class ReferenceCorpusTest {
             assertThat(encoding).isInstanceOf(PromptEncoding.Tokens.class);
             int[] expected = JSON.convertValue(node.get(name).get("ids"), int[].class);
             assertThat(((PromptEncoding.Tokens) encoding).ids()).as("token IDs: " + name).containsExactly(expected);
+        }));
+    }
+
+    /**
+     * The segment cache's premise on the whole corpus: the reference text encoded whole, segment by segment, and
+     * through the cache (cold, then warm: every segment served from the cache) gives exactly the IDs of the
+     * independent JavaScript tokenizer, case by case.
+     */
+    @TestFactory
+    Stream<DynamicTest> wholeSegmentedAndCachedEncodesEqualTheJavaScriptTokenizer() {
+        return bodies.keySet().stream().map(name -> DynamicTest.dynamicTest(name, () -> {
+            String text = node.get(name).get("text").asText();
+            int[] expected = JSON.convertValue(node.get(name).get("ids"), int[].class);
+            assertThat(djl.encode(text, Integer.MAX_VALUE)).as("whole: " + name).containsExactly(expected);
+            assertThat(SegmentedTokenizer.segmentedUncached(djl, added, text)).as("segmented: " + name)
+                    .containsExactly(expected);
+            assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, first: " + name).containsExactly(expected);
+            assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, again: " + name).containsExactly(expected);
         }));
     }
 
