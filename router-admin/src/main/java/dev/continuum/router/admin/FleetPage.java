@@ -8,7 +8,7 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 
 /**
- * The live fleet page, {@code GET /admin/ui} and its two assets, served from the jar behind admin auth like every
+ * The live fleet page, {@code GET /admin/ui} and its assets (script, style, icon), served from the jar behind admin auth like every
  * {@code /admin/} path. Nothing is fetched from elsewhere: the Content-Security-Policy lets the page load only its
  * own script and style and call only this origin. The page polls the admin API (docs/decisions-page.md).
  */
@@ -26,10 +26,12 @@ public final class FleetPage {
         LocalResponse page = asset("index.html", "text/html; charset=utf-8");
         LocalResponse script = asset("app.js", "text/javascript; charset=utf-8");
         LocalResponse style = asset("app.css", "text/css; charset=utf-8");
+        LocalResponse icon = asset("favicon.svg", "image/svg+xml");
         return admin.endpoint(PATH, HttpMethod.GET, request -> page)
                 .endpoint(PATH + "/", HttpMethod.GET, request -> page)
                 .endpoint(PATH + "/app.js", HttpMethod.GET, request -> script)
-                .endpoint(PATH + "/app.css", HttpMethod.GET, request -> style);
+                .endpoint(PATH + "/app.css", HttpMethod.GET, request -> style)
+                .endpoint(PATH + "/favicon.svg", HttpMethod.GET, request -> icon);
     }
 
     private static LocalResponse asset(String name, String contentType) {
