@@ -180,10 +180,10 @@ class DecisionRecorderTest {
 
     @Test
     void aRecordKeepsTheWinnerAndTheCheapestCandidatesWithinItsByteBudget() {
-        // 64 KiB over 16 records: 4096 bytes each, room for 33 candidates.
+        // 64 KiB over 16 records: 4096 bytes each, room for (4096 - 704) / 120 = 28 candidates.
         settings.set(new DecisionSettings(true, 16, 64 * 1024));
         int budget = settings.get().candidatesPerRecord();
-        assertThat(budget).isEqualTo(33);
+        assertThat(budget).isEqualTo(28);
         List<DynamoWorker> workers = new ArrayList<>();
         for (int i = 1; i <= 40; i++) {
             workers.add(worker(NS, i, AGGREGATED));
@@ -195,8 +195,8 @@ class DecisionRecorderTest {
         assertThat(phase.candidates()).hasSize(budget);
         assertThat(phase.omitted()).isEqualTo(40 - budget);
         assertThat(phase.winning().workerId()).isEqualTo(40);
-        // The kept ones are the cheapest: workers 8..40.
-        assertThat(phase.candidates()).extracting(RankTerms::workerId).allMatch(w -> w >= 8);
+        // The kept ones are the cheapest: workers 13..40.
+        assertThat(phase.candidates()).extracting(RankTerms::workerId).allMatch(w -> w >= 13);
         assertThat(r.estimatedBytes()).isLessThanOrEqualTo((int) settings.get().bytesPerRecord());
         for (int i = 0; i < 40; i++) {
             decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT));

@@ -6,7 +6,9 @@ import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.LoadResult;
 import dev.continuum.router.core.config.Problem;
 import dev.continuum.router.core.config.ReloadClass;
+import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.DecisionSettings;
+import dev.continuum.router.shim.decisions.RankTerms;
 import dev.continuum.router.shim.decisions.DecisionsSection;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +35,7 @@ class DecisionsSectionTest {
         DecisionSettings s = load("dynamo: {decisions: {enabled: false, max_records: 1024, max_bytes: 8MiB}}")
                 .orThrow().dynamo().section(SECTION);
         assertThat(s).isEqualTo(new DecisionSettings(false, 1024, 8L * 1024 * 1024));
-        assertThat(s.candidatesPerRecord()).isEqualTo((8192 - 320) / 112);
+        assertThat(s.candidatesPerRecord()).isEqualTo((8192 - DecisionRecord.BASE_BYTES) / RankTerms.ESTIMATED_BYTES);
         assertThat(SECTION.reloadClass(DecisionSettings.DEFAULTS, s)).isEqualTo(ReloadClass.IMMEDIATE);
     }
 

@@ -52,8 +52,12 @@ public record DecisionRecord(
         int estimatedBytes) {
     /** Model names longer than this are cut: a record's size stays bounded whatever a card declares. */
     public static final int MAX_MODEL_CHARS = 256;
-    /** The record's own fields, strings and list, before its phases' candidates. */
-    public static final int BASE_BYTES = 320;
+    /**
+     * What a record weighs before its candidates, as the ring counts it: the record (about 104 bytes), its prompt
+     * statistics (56), two phases with their lists (about 150) and a model name of up to 256 characters (about
+     * 300), rounded up. Namespace and label strings are shared with the fleet view and the code.
+     */
+    public static final int BASE_BYTES = 704;
 
     public DecisionRecord {
         Objects.requireNonNull(model, "model");
