@@ -49,7 +49,7 @@ public class PickerBenchmark {
 
     /** {@code on}: every pick is recorded as the dispatcher records it (dynamo.decisions defaults). */
     @Param({"off", "on"})
-    public String decisions;
+    public String decisions = "off";
 
     private long clock;
     private KvMetricsFeed feed;
