@@ -17,7 +17,7 @@ import dev.continuum.router.core.config.ReloadClass;
  *     max_bytes: 64MiB     # 64KiB .. 1GiB for the whole ring; bounds each record's candidate list
  * </pre>
  *
- * Every key applies to the next request; a smaller ring drops the records it no longer has room for.
+ * Every key applies to the next request; a new {@code max_records} starts an empty ring.
  */
 public final class DecisionsSection implements DynamoSection<DecisionSettings> {
     @Override
