@@ -47,8 +47,12 @@ public class PickerBenchmark {
     @Param({"8", "256", "1024", "4096"})
     public int candidateRanks;
 
-    /** {@code on}: every pick is recorded as the dispatcher records it (dynamo.decisions defaults). */
-    @Param({"off", "on"})
+    /**
+     * {@code on}: every pick is recorded as the dispatcher records it (dynamo.decisions defaults: 4096 records in
+     * 64 MiB); {@code small_ring}: the same 16 KiB records in a 64-record ring, so what stays live is small and the
+     * difference to {@code on} is the cost of keeping the full ring.
+     */
+    @Param({"off", "on", "small_ring"})
     public String decisions = "off";
 
     private long clock;
@@ -80,9 +84,10 @@ public class PickerBenchmark {
         clock = SAMPLED_AT - TimeUnit.MILLISECONDS.toNanos(1);
         snapshot = Fleets.snapshot(workers);
         picker = DynamoWorkerPicker.loadBased(feed.store(), () -> clock, new SimpleMeterRegistry());
-        if (decisions.equals("on")) {
-            picker = new RecordingPicker(picker, new DecisionLog(() -> DecisionSettings.DEFAULTS,
-                    new SimpleMeterRegistry()));
+        if (!decisions.equals("off")) {
+            DecisionSettings s = decisions.equals("on") ? DecisionSettings.DEFAULTS
+                    : new DecisionSettings(true, 64, 64L * DecisionSettings.DEFAULTS.bytesPerRecord());
+            picker = new RecordingPicker(picker, new DecisionLog(() -> s, new SimpleMeterRegistry()));
         }
         // About 1,500 tokens: the estimate of the ChatBodies conversation.
         request = new PickRequest(ChatBodies.MODEL, Set.of(Fleets.NS), 1_500);
