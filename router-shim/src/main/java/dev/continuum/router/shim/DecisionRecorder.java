@@ -5,7 +5,6 @@ import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.DecisionSettings;
 import dev.continuum.router.shim.decisions.PhaseTerms;
 import dev.continuum.router.shim.decisions.RankTerms;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -13,7 +12,8 @@ import java.util.function.LongSupplier;
 /**
  * Turns the terms a pick staged ({@link DecisionStaging}) into an immutable {@link DecisionRecord} in the
  * {@link DecisionLog}, after the pick: {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the
- * same thread. The only allocation is the record itself (its lists and terms).
+ * same thread. The only allocation is the record itself: its terms, one exact-size array a phase and their
+ * immutable wrappers.
  */
 final class DecisionRecorder {
     private final DecisionLog log;
@@ -43,13 +43,15 @@ final class DecisionRecorder {
         }
         st.active = false;
         int phases = st.phases;
+        // Each phase keeps its winner and up to candidates_per_phase others, fewer if the byte share is smaller.
         int budget = Math.max(1, s.candidatesPerRecord() / Math.max(1, phases));
-        List<PhaseTerms> terms = new ArrayList<>(phases);
+        int others = Math.min(s.candidatesPerPhase(), budget - 1);
+        PhaseTerms one = phases > 0 ? phase(st.phase[0], others) : null;
+        PhaseTerms two = phases > 1 ? phase(st.phase[1], others) : null;
+        List<PhaseTerms> terms = one == null ? List.of() : two == null ? List.of(one) : List.of(one, two);
         int bytes = DecisionRecord.BASE_BYTES;
-        for (int i = 0; i < phases; i++) {
-            PhaseTerms t = phase(st.phase[i], budget);
-            terms.add(t);
-            bytes += t.candidates().size() * RankTerms.ESTIMATED_BYTES;
+        for (int i = 0; i < terms.size(); i++) {
+            bytes += terms.get(i).candidates().size() * RankTerms.ESTIMATED_BYTES;
         }
         // Quality is judged on the phase that prefills: the last one the KV formula scored.
         DecisionStaging.Phase prefilling = null;
@@ -108,30 +110,21 @@ final class DecisionRecorder {
         return r != KvSelectionResult.OVERLAP && r != KvSelectionResult.NO_OVERLAP && r != KvSelectionResult.BYPASS;
     }
 
-    /** The phase's terms, trimmed to {@code budget} candidates: the winner and the cheapest others. */
-    private static PhaseTerms phase(DecisionStaging.Phase p, int budget) {
-        int n = p.n;
-        double threshold = n > budget ? p.threshold(budget) : Double.NaN;
-        List<RankTerms> out = new ArrayList<>(Math.min(n, budget));
+    /** The phase's terms: its winner and the {@code others} cheapest eligible others, in the picker's order. */
+    private static PhaseTerms phase(DecisionStaging.Phase p, int others) {
+        int size = p.keep(others);
+        RankTerms[] out = new RankTerms[size];
         int winner = 0;
-        int others = 0;
-        for (int k = 0; k < n; k++) {
-            boolean isWinner = k == p.winner;
-            if (!isWinner && n > budget) {
-                // NaN thresholds (more undefined costs than room) keep only defined costs below it: none.
-                if (others >= budget - 1 || !(p.cost[k] <= threshold)) {
-                    continue;
-                }
-                others++;
+        for (int j = 0; j < size; j++) {
+            int k = p.kept[j];
+            if (k == p.winner) {
+                winner = j;
             }
-            if (isWinner) {
-                winner = out.size();
-            }
-            out.add(new RankTerms(p.workerId[k], p.dpRank[k], p.sampleBacklog[k], p.ledgerTokens[k],
+            out[j] = new RankTerms(p.workerId[k], p.dpRank[k], p.sampleBacklog[k], p.ledgerTokens[k],
                     p.ledgerBlocks[k], -1, p.overlap[k], p.blockSize[k], p.credited[k], p.adjusted[k], p.decode[k],
-                    DecisionStaging.STATES[p.state[k]], p.cost[k], p.eligible[k]));
+                    DecisionStaging.STATES[p.state[k]], p.cost[k], p.eligible[k]);
         }
-        return new PhaseTerms(p.kind, out, n - out.size(), winner, p.draw);
+        return PhaseTerms.owning(p.kind, out, p.n - size, winner, p.draw);
     }
 
     /** Stops this thread's staging after a pick that chose nothing. */

@@ -1,6 +1,6 @@
 package dev.continuum.router.shim;
 
-import java.util.Arrays;
+import dev.continuum.router.shim.decisions.DecisionSettings;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,8 +45,8 @@ final class DecisionStaging {
         double[] busy = new double[0];
         byte[] state = new byte[0];
         boolean[] eligible = new boolean[0];
-        /** Working copy of costs for trimming a record to its budget. */
-        double[] sorted = new double[0];
+        /** The candidates a record keeps, by {@link #keep}: fixed size, so choosing them never allocates. */
+        final int[] kept = new int[DecisionSettings.MAX_CANDIDATES + 1];
 
         void size(int count) {
             n = count;
@@ -66,15 +66,70 @@ final class DecisionStaging {
                 busy = new double[s];
                 state = new byte[s];
                 eligible = new boolean[s];
-                sorted = new double[s];
             }
         }
 
-        /** The cost at or below which the {@code keep} cheapest candidates fall (NaN costs sort last). */
-        double threshold(int keep) {
-            System.arraycopy(cost, 0, sorted, 0, n);
-            Arrays.sort(sorted, 0, n);
-            return sorted[Math.max(0, Math.min(keep, n) - 1)];
+        /**
+         * Fills {@link #kept} with the winner and the {@code others} cheapest other eligible candidates (ties to
+         * the earlier one), in the picker's order, and returns how many it holds. A bounded max-heap over the
+         * candidates: n log(others) comparisons, no allocation.
+         */
+        int keep(int others) {
+            int m = Math.max(0, Math.min(others, kept.length - 1));
+            int size = 0;
+            for (int k = 0; k < n && m > 0; k++) {
+                if (k == winner || !eligible[k] || Double.isNaN(cost[k])) {
+                    continue;
+                }
+                if (size < m) {
+                    int i = size++;
+                    while (i > 0 && dearer(k, kept[(i - 1) >> 1])) {
+                        kept[i] = kept[(i - 1) >> 1];
+                        i = (i - 1) >> 1;
+                    }
+                    kept[i] = k;
+                } else if (dearer(kept[0], k)) {
+                    siftDown(k, size);
+                }
+            }
+            if (winner >= 0 && winner < n) {
+                kept[size++] = winner;
+            }
+            for (int i = 1; i < size; i++) { // at most 65 entries: insertion sort into the picker's order
+                int v = kept[i];
+                int j = i - 1;
+                while (j >= 0 && kept[j] > v) {
+                    kept[j + 1] = kept[j];
+                    j--;
+                }
+                kept[j + 1] = v;
+            }
+            return size;
+        }
+
+        /** Puts {@code k} at the heap's root and sifts it down among {@code size} entries. */
+        private void siftDown(int k, int size) {
+            int i = 0;
+            while (true) {
+                int c = 2 * i + 1;
+                if (c >= size) {
+                    break;
+                }
+                if (c + 1 < size && dearer(kept[c + 1], kept[c])) {
+                    c++;
+                }
+                if (!dearer(kept[c], k)) {
+                    break;
+                }
+                kept[i] = kept[c];
+                i = c;
+            }
+            kept[i] = k;
+        }
+
+        /** Whether candidate {@code a} ranks after {@code b}: a higher cost, or the same cost later in order. */
+        private boolean dearer(int a, int b) {
+            return cost[a] > cost[b] || (cost[a] == cost[b] && a > b);
         }
     }
 

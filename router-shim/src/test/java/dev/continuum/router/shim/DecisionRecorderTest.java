@@ -180,8 +180,9 @@ class DecisionRecorderTest {
 
     @Test
     void aRecordKeepsTheWinnerAndTheCheapestCandidatesWithinItsByteBudget() {
-        // 64 KiB over 16 records: 4096 bytes each, room for (4096 - 704) / 120 = 28 candidates.
-        settings.set(new DecisionSettings(true, 16, 64 * 1024));
+        // 64 KiB over 16 records: 4096 bytes each, room for (4096 - 704) / 120 = 28 candidates, fewer than the
+        // 1 + 64 candidates_per_phase allows.
+        settings.set(new DecisionSettings(true, 16, 64 * 1024, 64));
         int budget = settings.get().candidatesPerRecord();
         assertThat(budget).isEqualTo(28);
         List<DynamoWorker> workers = new ArrayList<>();

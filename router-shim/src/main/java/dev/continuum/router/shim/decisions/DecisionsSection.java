@@ -13,8 +13,9 @@ import dev.continuum.router.core.config.ReloadClass;
  * dynamo:
  *   decisions:
  *     enabled: true        # record every routed request and send x-continuum-decision-id
- *     max_records: 4096    # 16 .. 1048576 newest records kept
- *     max_bytes: 64MiB     # 64KiB .. 1GiB for the whole ring; bounds each record's candidate list
+ *     max_records: 2048    # 16 .. 1048576 newest records kept
+ *     max_bytes: 8MiB      # 64KiB .. 1GiB for the whole ring; bounds each record's candidate list
+ *     candidates_per_phase: 8  # 0 .. 64 cheapest eligible candidates a phase keeps besides its winner
  * </pre>
  *
  * Every key applies to the next request; a new {@code max_records} starts an empty ring.
@@ -47,12 +48,14 @@ public final class DecisionsSection implements DynamoSection<DecisionSettings> {
             bytesNode.invalid("a size from 64KiB to 1GiB");
             bytes = d.maxBytes();
         }
+        int candidates = node.get("candidates_per_phase").asInt(d.candidatesPerPhase(), 0,
+                DecisionSettings.MAX_CANDIDATES);
         if (bytes / records < DecisionRecord.BASE_BYTES + 2L * RankTerms.ESTIMATED_BYTES) {
             bytesNode.invalid("at least " + (DecisionRecord.BASE_BYTES + 2L * RankTerms.ESTIMATED_BYTES)
                     + " bytes per record (max_bytes / max_records)");
             return d;
         }
-        return new DecisionSettings(enabled, records, bytes);
+        return new DecisionSettings(enabled, records, bytes, candidates);
     }
 
     @Override

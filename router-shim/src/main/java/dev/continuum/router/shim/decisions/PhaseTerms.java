@@ -9,8 +9,8 @@ import java.util.Objects;
  * @param phase           {@code aggregated}, {@code prefill}, {@code conditional_decode} (KV formula) or
  *                        {@code decode_load}, {@code prefill_load} (load-only formula)
  * @param candidates      the candidates' terms, in the picker's order; at most the ring's per-record budget
- * @param omitted         candidates left out of {@code candidates} to keep the record within its byte budget
- *                        (the winner and the lowest costs are kept)
+ * @param omitted         candidates left out of {@code candidates}: beyond {@code candidates_per_phase} or the
+ *                        record's byte budget (the winner and the cheapest eligible others are kept)
  * @param winner          the winner's position in {@code candidates}
  * @param temperatureDraw the uniform draw softmax sampling used, or NaN at temperature 0
  */
@@ -22,7 +22,16 @@ public record PhaseTerms(
         double temperatureDraw) {
     public PhaseTerms {
         Objects.requireNonNull(phase, "phase");
-        candidates = List.copyOf(candidates);
+        candidates = candidates instanceof OwnedList<RankTerms> ? candidates : List.copyOf(candidates);
+    }
+
+    /**
+     * A phase over {@code candidates} without copying them: the caller built the array at its exact size for this
+     * record and hands it over (never writes it again).
+     */
+    public static PhaseTerms owning(String phase, RankTerms[] candidates, int omitted, int winner,
+            double temperatureDraw) {
+        return new PhaseTerms(phase, new OwnedList<>(candidates), omitted, winner, temperatureDraw);
     }
 
     /** The winning rank's terms. */
