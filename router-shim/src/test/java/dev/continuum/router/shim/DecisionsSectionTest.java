@@ -37,6 +37,21 @@ class DecisionsSectionTest {
         assertThat(s).isEqualTo(new DecisionSettings(false, 1024, 8L * 1024 * 1024));
         assertThat(s.candidatesPerRecord()).isEqualTo((8192 - DecisionRecord.BASE_BYTES) / RankTerms.ESTIMATED_BYTES);
         assertThat(SECTION.reloadClass(DecisionSettings.DEFAULTS, s)).isEqualTo(ReloadClass.IMMEDIATE);
+        assertThat(s.candidatesPerPhase()).isEqualTo(DecisionSettings.DEFAULT_CANDIDATES);
+        DecisionSettings k = load("dynamo: {decisions: {candidates_per_phase: 0}}").orThrow().dynamo().section(SECTION);
+        assertThat(k.candidatesPerPhase()).isZero();
+        assertThat(load("dynamo: {decisions: {candidates_per_phase: 64}}").orThrow().dynamo().section(SECTION)
+                .candidatesPerPhase()).isEqualTo(64);
+        assertThat(SECTION.reloadClass(DecisionSettings.DEFAULTS, k)).isEqualTo(ReloadClass.IMMEDIATE);
+    }
+
+    @Test
+    void theDefaultRingStaysFarBelow64MiB() {
+        DecisionSettings d = DecisionSettings.DEFAULTS;
+        long perRecord = Math.min(d.bytesPerRecord(), DecisionRecord.BASE_BYTES
+                + 2L * (d.candidatesPerPhase() + 1) * RankTerms.ESTIMATED_BYTES);
+        assertThat(perRecord).isEqualTo(2_864);
+        assertThat(d.maxRecords() * perRecord).isLessThanOrEqualTo(d.maxBytes()).isLessThan(64L << 20);
     }
 
     @Test
@@ -47,6 +62,10 @@ class DecisionsSectionTest {
                 .anyMatch(e -> e.startsWith("dynamo.decisions.max_bytes") && e.contains("64KiB to 1GiB"));
         assertThat(errors("dynamo: {decisions: {max_records: 1048576, max_bytes: 64MiB}}"))
                 .anyMatch(e -> e.startsWith("dynamo.decisions.max_bytes") && e.contains("bytes per record"));
+        assertThat(errors("dynamo: {decisions: {candidates_per_phase: 65}}"))
+                .anyMatch(e -> e.startsWith("dynamo.decisions.candidates_per_phase"));
+        assertThat(errors("dynamo: {decisions: {candidates_per_phase: -1}}"))
+                .anyMatch(e -> e.startsWith("dynamo.decisions.candidates_per_phase"));
         assertThat(errors("dynamo: {decisions: {enabled: maybe}}"))
                 .anyMatch(e -> e.startsWith("dynamo.decisions.enabled"));
     }
