@@ -202,6 +202,19 @@ panel("KV predicted cache",
 panel("KV mode by namespace",
       [("max by (mode, reason) (continuum_dynamo_kv_mode_namespaces%s)" % SEL, "{{mode}} ({{reason}})")],
       description="Namespaces running precise (kv-events) or approximate (the router's own picks) KV routing.")
+panel("Decision quality: cache hits taken",
+      [("sum(rate(continuum_dynamo_decision_winner_overlap_blocks_total%s[$__rate_interval])) / "
+        "sum(rate(continuum_dynamo_decision_best_overlap_blocks_total%s[$__rate_interval]))" % (SEL, SEL),
+        "winner / best overlap")],
+      "percentunit", description="Leading prompt blocks the winner held over the most any eligible candidate held "
+                                 "(docs/operations.md, Decision quality).")
+panel("Decision quality: avoidable prefill",
+      [("sum(rate(continuum_dynamo_decision_avoidable_prefill_tokens_total%s[$__rate_interval]))" % SEL,
+        "avoidable tokens/s"),
+       ("sum(rate(continuum_dynamo_decision_scored_prompt_tokens_total%s[$__rate_interval]))" % SEL,
+        "scored prompt tokens/s"),
+       ("sum(rate(continuum_dynamo_decisions_recorded_total%s[$__rate_interval]))" % SEL, "records/s")],
+      description="Prompt tokens prefilled although an eligible, not-busier rank held them.")
 end_row()
 
 row("Backend KV cache index")

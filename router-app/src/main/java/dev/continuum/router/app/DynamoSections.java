@@ -8,6 +8,7 @@ import dev.continuum.router.kv.config.KvSection;
 import dev.continuum.router.eventplane.nats.NatsSection;
 import dev.continuum.router.load.LoadSection;
 import dev.continuum.router.shim.ShimSection;
+import dev.continuum.router.shim.decisions.DecisionsSection;
 import java.util.List;
 import java.util.Map;
 
@@ -16,13 +17,15 @@ import java.util.Map;
  * here when it lands; YAML for a section not listed is reported as inactive, never lost.
  */
 record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv,
-        EventBusSection eventBus, KvCacheIndexSection kvCacheIndex, NatsSection nats) {
+        EventBusSection eventBus, KvCacheIndexSection kvCacheIndex, NatsSection nats,
+        DecisionsSection decisions) {
     static DynamoSections create(Map<String, String> environment) {
         return new DynamoSections(DiscoverySection.create(environment), new LoadSection(true), new ShimSection(),
-                new KvSection(), new EventBusSection(), new KvCacheIndexSection(), new NatsSection());
+                new KvSection(), new EventBusSection(), new KvCacheIndexSection(), new NatsSection(),
+                new DecisionsSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load, shim, kv, eventBus, kvCacheIndex, nats);
+        return List.of(discovery, load, shim, kv, eventBus, kvCacheIndex, nats, decisions);
     }
 }

@@ -3,7 +3,10 @@ package dev.continuum.router.app;
 import dev.continuum.router.admin.AdminAuthenticator;
 import dev.continuum.router.admin.AdminRoute;
 import dev.continuum.router.admin.ConfigHistoryEndpoints;
+import dev.continuum.router.admin.DecisionsEndpoint;
 import dev.continuum.router.admin.DynamoWorkersEndpoint;
+import dev.continuum.router.admin.FleetPage;
+import dev.continuum.router.admin.FleetRanksEndpoint;
 import dev.continuum.router.admin.HealthRoute;
 import dev.continuum.router.admin.MetricsRoute;
 import dev.continuum.router.core.config.ConfigLoader;
@@ -34,6 +37,7 @@ import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptLimits;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.ShimDispatcher;
+import dev.continuum.router.shim.decisions.DecisionLog;
 import io.netty.handler.codec.http.HttpMethod;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -190,6 +194,10 @@ final class RouterProcess implements AutoCloseable {
         // shim config per request, so reloads need no re-wiring here.
         ShimDispatcher shim = ShimDispatcher.create(discovery.registry()::snapshot,
                 () -> store.current().dynamo().section(sections.shim()), picking.picker(), registry);
+        // Decision records (dynamo.decisions, read per request) and the x-continuum-decision-id header.
+        DecisionLog decisions = new DecisionLog(() -> store.current().dynamo().section(sections.decisions()),
+                registry);
+        shim.recordDecisions(decisions);
         // The one owner of dynamo.kv: the KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools)
         // and, per config generation, the dispatcher's picker and prompt stage, the kv-events subscriptions, the
         // model warm-up and count_tokens. Before the server, so the server drains before it stops.
@@ -206,14 +214,17 @@ final class RouterProcess implements AutoCloseable {
 
         AtomicReference<HttpServer> serverRef = new AtomicReference<>();
         HealthRoute health = new HealthRoute(() -> serverRef.get() != null && serverRef.get().ready());
-        AdminRoute admin = ConfigHistoryEndpoints.register(AdminRoute.builder(
+        AdminRoute.Builder adminRoutes = ConfigHistoryEndpoints.register(AdminRoute.builder(
                 new AdminAuthenticator(() -> store.current().admin()),
                 () -> store.renderer().tree(store.current()),
                 store::reload), store)
                 .endpoint("/admin/dynamo/workers", HttpMethod.GET,
                         new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView,
-                                kvCacheIndex::adminView, kv::modes))
-                .build();
+                                kvCacheIndex::adminView, kv::modes));
+        new DecisionsEndpoint(() -> decisions).register(adminRoutes);
+        FleetPage.register(adminRoutes.endpoint(FleetRanksEndpoint.PATH, HttpMethod.GET,
+                new FleetRanksEndpoint(discovery.registry(), load.store())));
+        AdminRoute admin = adminRoutes.build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
                 .blockingExecutor(blocking.executor())

@@ -4,6 +4,9 @@ import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.shim.DynamoWorkerPicker;
+import dev.continuum.router.shim.RecordingPicker;
+import dev.continuum.router.shim.decisions.DecisionLog;
+import dev.continuum.router.shim.decisions.DecisionSettings;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SelectionReason;
@@ -44,6 +47,14 @@ public class PickerBenchmark {
     @Param({"8", "256", "1024", "4096"})
     public int candidateRanks;
 
+    /**
+     * {@code on}: every pick is recorded as the dispatcher records it (dynamo.decisions defaults: 2048 records in
+     * 8 MiB, 8 candidates a phase besides the winner); {@code small_ring}: the same records in a 64-record ring, so
+     * what stays live is small and the difference to {@code on} is the cost of keeping the full ring.
+     */
+    @Param({"off", "on", "small_ring"})
+    public String decisions = "off";
+
     private long clock;
     private KvMetricsFeed feed;
     private DynamoSnapshot snapshot;
@@ -73,6 +84,11 @@ public class PickerBenchmark {
         clock = SAMPLED_AT - TimeUnit.MILLISECONDS.toNanos(1);
         snapshot = Fleets.snapshot(workers);
         picker = DynamoWorkerPicker.loadBased(feed.store(), () -> clock, new SimpleMeterRegistry());
+        if (!decisions.equals("off")) {
+            DecisionSettings s = decisions.equals("on") ? DecisionSettings.DEFAULTS
+                    : new DecisionSettings(true, 64, 64L * DecisionSettings.DEFAULTS.bytesPerRecord());
+            picker = new RecordingPicker(picker, new DecisionLog(() -> s, new SimpleMeterRegistry()));
+        }
         // About 1,500 tokens: the estimate of the ChatBodies conversation.
         request = new PickRequest(ChatBodies.MODEL, Set.of(Fleets.NS), 1_500);
         Selection s = picker.pick(snapshot, request);

@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Response headers: {@code x-continuum-routing-path} is {@link #routingPath} ({@code fallback} after a
  * fallback); when the client sent {@code x-backend} (even blank), {@code x-continuum-backend} and
- * {@link #disclosedHeaders} are added too.
+ * {@link #disclosedHeaders} are added too. {@code x-continuum-decision-id} is {@link #decisionId} when the plan
+ * has one (even after a fallback: the record says where the router wanted the request to go).
  *
  * @param backends         the backends this plan may use (a subset of the request's usable backends)
  * @param upstreamHeaders  headers added to every attempt on the plan's path
@@ -32,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param refusalCode      the error code answered for such a refusal
  * @param listener         told once how the plan ended
  * @param pinnedBody       the body sent on the plan's path, or null for the request's own
+ * @param decisionId       the id of the plan's decision record, or null when none was kept
  */
 public record DispatchPlan(
         List<String> backends,
@@ -41,13 +43,22 @@ public record DispatchPlan(
         String refusalMarker,
         String refusalCode,
         Listener listener,
-        @Nullable PinnedBody pinnedBody) implements DispatchHook.Answer {
+        @Nullable PinnedBody pinnedBody,
+        @Nullable String decisionId) implements DispatchHook.Answer {
 
     /** A plan that sends the request's own body on its path. */
     public DispatchPlan(List<String> backends, Map<String, String> upstreamHeaders,
             Map<String, String> disclosedHeaders, String routingPath, String refusalMarker, String refusalCode,
             Listener listener) {
         this(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode, listener, null);
+    }
+
+    /** A plan without a decision record. */
+    public DispatchPlan(List<String> backends, Map<String, String> upstreamHeaders,
+            Map<String, String> disclosedHeaders, String routingPath, String refusalMarker, String refusalCode,
+            Listener listener, @Nullable PinnedBody pinnedBody) {
+        this(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode, listener,
+                pinnedBody, null);
     }
 
     /** How much of an error body is read to look for the refusal marker; the rest is discarded. */
@@ -78,7 +89,13 @@ public record DispatchPlan(
     /** This plan with {@code body} sent on its path. */
     public DispatchPlan withPinnedBody(byte[] body) {
         return new DispatchPlan(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode,
-                listener, new PinnedBody(body));
+                listener, new PinnedBody(body), decisionId);
+    }
+
+    /** This plan with the id of its decision record. */
+    public DispatchPlan withDecisionId(String id) {
+        return new DispatchPlan(backends, upstreamHeaders, disclosedHeaders, routingPath, refusalMarker, refusalCode,
+                listener, pinnedBody, id);
     }
 
     /** How a plan ended. */

@@ -35,6 +35,7 @@ final class PlanGuard {
     static final AsciiString X_BACKEND = AsciiString.cached("x-backend");
     private static final AsciiString X_CONTINUUM_BACKEND = AsciiString.cached("x-continuum-backend");
     private static final AsciiString X_CONTINUUM_ROUTING_PATH = AsciiString.cached("x-continuum-routing-path");
+    private static final AsciiString X_CONTINUUM_DECISION_ID = AsciiString.cached("x-continuum-decision-id");
     private static final String ROUTING_PATH_UNIFIED = "unified";
     private static final String ROUTING_PATH_FALLBACK = "fallback";
 
@@ -312,6 +313,10 @@ final class PlanGuard {
     static void decorate(@Nullable PlanGuard guard, HttpHeaders h, @Nullable Backend served, boolean disclose) {
         h.set(X_CONTINUUM_ROUTING_PATH, guard == null ? ROUTING_PATH_UNIFIED
                 : guard.fellBack ? ROUTING_PATH_FALLBACK : guard.plan.routingPath());
+        String decision = guard == null ? null : guard.plan.decisionId();
+        if (decision != null) {
+            h.set(X_CONTINUUM_DECISION_ID, decision);
+        }
         if (disclose) {
             if (served != null) {
                 h.set(X_CONTINUUM_BACKEND, served.name());

@@ -104,6 +104,11 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         boolean[] eligible = new boolean[64];
         long[] blockSize = new long[64];
         int[] overlap = new int[64];
+        /** Decision-record terms: the phase's sample field (-1 absent), the sample's other counter, the ledger's. */
+        long[] backlog = new long[64];
+        long[] other = new long[64];
+        long[] ledgerTokens = new long[64];
+        long[] ledgerBlocks = new long[64];
         final OverlapScores[] scores = {new OverlapScores(MAX_OVERLAP_RANKS), new OverlapScores(MAX_OVERLAP_RANKS)};
         final boolean[] looked = new boolean[MAX_BLOCK_SIZES];
         @Nullable PromptBlocks prompt;
@@ -119,6 +124,10 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 eligible = new boolean[size];
                 blockSize = new long[size];
                 overlap = new int[size];
+                backlog = new long[size];
+                other = new long[size];
+                ledgerTokens = new long[size];
+                ledgerBlocks = new long[size];
             }
         }
 
@@ -224,6 +233,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         }
         load.metrics().record(decodeReason, prefillReason);
         kvMetrics.count(result);
+        parts.staging.result = result;
         if (prefill != null) {
             predict(prompt, prefill, p);
         } else {
@@ -251,6 +261,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         Selection s = load.pick(snapshot, request);
         if (s != null) {
             kvMetrics.count(why);
+            LoadBasedPicker.scratch().staging.result = why;
         }
         return s;
     }
@@ -314,6 +325,12 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 Long field = fresh == null ? null
                         : phase == Phase.PREFILL ? fresh.load().activePrefillTokens() : fresh.load().decodeBlocks();
                 anyFresh |= field != null;
+                Long otherField = fresh == null ? null
+                        : phase == Phase.PREFILL ? fresh.load().decodeBlocks() : fresh.load().activePrefillTokens();
+                kv.backlog[k] = field == null ? -1 : field;
+                kv.other[k] = otherField == null ? -1 : otherField;
+                kv.ledgerTokens[k] = 0;
+                kv.ledgerBlocks[k] = 0;
                 boolean quiet = fresh == null && (latest == null || !latest.reportsBacklog());
                 if (field == null && !quiet) {
                     kv.defined[k] = false; // silent under load, or a fresh sample without the phase's field
@@ -328,16 +345,19 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 anyUnstalled |= !stall;
                 long backlog = field == null ? 0 : field;
                 long pendingBlocks = ledger.pendingBlocks(lastSample, now);
+                long pendingTokens = ledger.pendingTokens(lastSample, now);
+                kv.ledgerTokens[k] = pendingTokens;
+                kv.ledgerBlocks[k] = pendingBlocks;
                 kv.costs[k] = switch (phase) {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
-                        yield KvCosts.full(LoadCosts.add(backlog, ledger.pendingTokens(lastSample, now)),
+                        yield KvCosts.full(LoadCosts.add(backlog, pendingTokens),
                                 decodeBlocks == null ? 0 : decodeBlocks, isl, bs, kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
                         long tokens = LoadCosts.magnitude(prefillTokens == null ? 0 : prefillTokens);
-                        yield KvCosts.full(LoadCosts.add(tokens, ledger.pendingTokens(lastSample, now)),
+                        yield KvCosts.full(LoadCosts.add(tokens, pendingTokens),
                                 LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k],
                                 set);
                     }
@@ -360,8 +380,10 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         }
         int winner;
         boolean rotated = false;
+        double draw = Double.NaN;
         if (set.routerTemperature() > 0) {
-            winner = Softmax.sample(kv.costs, eligible, n, set.routerTemperature(), random.getAsDouble());
+            draw = random.getAsDouble();
+            winner = Softmax.sample(kv.costs, eligible, n, set.routerTemperature(), draw);
         } else {
             winner = lowest(kv, n, cursor);
             rotated = kv.tied > 1;
@@ -370,6 +392,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             // Not expected (a fresh field always defines a cost): rotate over all rather than fail the request.
             winner = (int) Math.floorMod(cursor.getAndIncrement(), (long) n);
             rotated = true;
+        }
+        if (parts.staging.active) {
+            DecisionCapture.kvPhase(parts.staging, phase, parts, nParts, n, kv, anyFresh, winner, draw, isl, set);
         }
         LoadBasedPicker.locate(parts, nParts, winner);
         if (!anyFresh && rotated) {

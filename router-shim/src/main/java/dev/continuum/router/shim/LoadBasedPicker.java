@@ -59,6 +59,11 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     static final class Scratch {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
+        /** Decision-record terms: each candidate's phase field (-1 absent) and unanswered tokens or blocks. */
+        long[] backlog = new long[64];
+        long[] pending = new long[64];
+        /** This thread's decision terms, copied after each phase while a record is wanted. */
+        final DecisionStaging staging = new DecisionStaging();
         CandidateRanks[] parts = new CandidateRanks[4];
         /** One candidate's sample, copied out of its slot. */
         final RankSlot.Reading reading = new RankSlot.Reading();
@@ -77,6 +82,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 int size = Math.max(n, costs.length * 2);
                 costs = new double[size];
                 stalled = new boolean[size];
+                backlog = new long[size];
+                pending = new long[size];
             }
         }
     }
@@ -194,6 +201,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 long field = !fresh ? RankSlot.ABSENT : decode ? latest.decodeBlocks() : latest.prefillTokens();
                 boolean hasField = field != RankSlot.ABSENT;
                 anyFresh |= hasField;
+                scratch.backlog[k] = hasField ? field : -1;
+                scratch.pending[k] = 0;
                 long backlog;
                 if (hasField) {
                     backlog = field;
@@ -221,15 +230,19 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                         lastBlockSize = bs;
                         promptBlocks = LoadCosts.ceilDiv(est, bs);
                     }
-                    costs[k] = LoadCosts.decode(backlog, rank.pendingBlocks(lastSample, now), promptBlocks,
-                            capacity);
+                    long pendingBlocks = rank.pendingBlocks(lastSample, now);
+                    scratch.pending[k] = pendingBlocks;
+                    costs[k] = LoadCosts.decode(backlog, pendingBlocks, promptBlocks, capacity);
                 } else {
-                    costs[k] = LoadCosts.prefill(backlog, rank.pendingTokens(lastSample, now), capacity);
+                    long pendingTokens = rank.pendingTokens(lastSample, now);
+                    scratch.pending[k] = pendingTokens;
+                    costs[k] = LoadCosts.prefill(backlog, pendingTokens, capacity);
                 }
             }
         }
         if (!anyFresh) {
-            locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
+            locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
+                    est);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         double best = Double.NaN;
@@ -251,7 +264,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         }
         // anyFresh guarantees a defined cost unless its capacity is missing; then nobody has a defined cost.
         if (tied == 0) {
-            locate(scratch, parts, Math.floorMod(cursor.getAndIncrement(), (long) n));
+            locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
+                    est);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         int winner = first;
@@ -265,8 +279,17 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 }
             }
         }
-        locate(scratch, parts, winner);
+        locateAndStage(scratch, parts, n, decode, anyUnstalled, winner, est);
         return SelectionReason.LOAD;
+    }
+
+    /** {@link #locate}, after copying the phase's terms for a decision record when one is wanted. */
+    private static void locateAndStage(Scratch scratch, int parts, int n, boolean decode, boolean anyUnstalled,
+            long winner, long est) {
+        if (scratch.staging.active) {
+            DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est);
+        }
+        locate(scratch, parts, winner);
     }
 
     /** Sets {@code scratch.part}/{@code scratch.at} to the {@code position}-th candidate of the parts. */

@@ -6,6 +6,8 @@ import dev.continuum.router.proxy.DispatchHook;
 import dev.continuum.router.proxy.DispatchPlan;
 import dev.continuum.router.proxy.DispatchRequest;
 import dev.continuum.router.discovery.DynamoSnapshot;
+import dev.continuum.router.shim.decisions.DecisionLog;
+import dev.continuum.router.shim.decisions.DecisionSettings;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -58,6 +60,8 @@ public final class ShimDispatcher implements DispatchHook {
     private volatile Routing routing;
     private final DisaggregatedMetrics metrics;
     private volatile @Nullable Offer lastOffer;
+    /** Where routed requests' decisions are recorded, or null (no records, no decision-id header). */
+    private volatile @Nullable DecisionRecorder decisions;
     /** Handed to the stage on every ask; one object, so an ask allocates nothing for it. */
     private final PromptStage.FirstReplica firstReplica = this::firstReplicaRewrite;
 
@@ -102,6 +106,14 @@ public final class ShimDispatcher implements DispatchHook {
      */
     public void use(DynamoWorkerPicker picker, @Nullable PromptStage prompts) {
         routing = new Routing(picker, prompts);
+    }
+
+    /**
+     * Records every routed request's decision in {@code log} from now on (its {@code dynamo.decisions} settings
+     * are read per request) and answers its id in {@code x-continuum-decision-id}.
+     */
+    public void recordDecisions(DecisionLog log) {
+        decisions = new DecisionRecorder(log, System::currentTimeMillis);
     }
 
     /** The worker model name for a client model ID under the live {@code dynamo.shim.model_map}. */
@@ -214,9 +226,15 @@ public final class ShimDispatcher implements DispatchHook {
         if (offer.pools().isEmpty()) {
             return null;
         }
-        Selection selection = routing.picker().pick(snapshot, new PickRequest(shim.workerModel(request.model()),
-                offer.namespaces(), request.estimatedPromptTokens(), prompt, fallback));
+        DecisionRecorder recorder = decisions;
+        DecisionSettings recording = recorder == null ? null : recorder.begin();
+        PickRequest pick = new PickRequest(shim.workerModel(request.model()), offer.namespaces(),
+                request.estimatedPromptTokens(), prompt, fallback);
+        Selection selection = routing.picker().pick(snapshot, pick);
+        long decisionId = recorder == null || recording == null || selection == null ? -1
+                : recorder.commit(recording, pick, selection);
         if (selection == null) {
+            DecisionRecorder.disarm();
             return null;
         }
         List<String> pool = offer.pools().get(selection.namespace());
@@ -233,11 +251,12 @@ public final class ShimDispatcher implements DispatchHook {
         RoutingPath path = prefill != null ? RoutingPath.PREFILL_THEN_DECODE : RoutingPath.UNIFIED;
         Selection.Dispatch dispatch = selection.dispatch();
         Map<String, String> pins = bypass ? Map.of(WORKER_INSTANCE_ID, decode.decimal()) : pinHeaders(decode, prefill);
-        return new DispatchPlan(pool, pins, disclosed(decode, prefill), path.label(),
+        DispatchPlan plan = new DispatchPlan(pool, pins, disclosed(decode, prefill), path.label(),
                 PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
                     dispatch.ended();
                     metrics.ended(path, outcome);
                 });
+        return decisionId < 0 ? plan : plan.withDecisionId(Long.toString(decisionId));
     }
 
     /**

@@ -1,0 +1,174 @@
+package dev.continuum.router.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The admin fleet page in headless Chromium against the demo's router and its simulated fleet (2 prefill and 2
+ * decode workers): decision ids on routed responses, the page loading without a console error, showing the
+ * workers, moving as requests are routed, opening a decision's detail, and refused without the admin token. A
+ * screenshot per run lands in {@code target/fleet-page/}. Skips, with the reason, only when Chromium cannot run.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 150, unit = TimeUnit.SECONDS)
+class FleetPageBrowserTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Map<String, String> ADMIN = Map.of("Authorization", "Bearer demo");
+    private final HttpClient client = HttpClient.newHttpClient();
+    private Demo demo;
+    private HeadlessChromium browser;
+
+    @BeforeAll
+    void start() throws Exception {
+        browser = HeadlessChromium.start();
+        Assumptions.assumeTrue(browser != null, () -> "headless chromium cannot run here: " + HeadlessChromium.whyNot);
+        demo = Demo.start(Map.of(), List.of("127.0.0.1:0"), null);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            JsonNode view = admin("/admin/dynamo/workers");
+            assertThat(view.get("workers")).hasSize(4);
+            view.get("subscriptions").forEach(s -> assertThat(s.get("state").asText()).isEqualTo("connected"));
+        });
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        if (browser != null) {
+            browser.close();
+        }
+        if (demo != null) {
+            demo.close();
+        }
+    }
+
+    @Test
+    void routedResponsesCarryADecisionIdTheAdminApiResolves() throws Exception {
+        List<String> ids = route(3);
+        for (String id : ids) {
+            JsonNode d = admin("/admin/dynamo/decisions/" + id);
+            assertThat(d.get("id").asText()).isEqualTo(id);
+            assertThat(d.get("model").asText()).isEqualTo("demo-model");
+            assertThat(d.get("result").asText()).isEqualTo("load");
+            assertThat(d.get("phases")).isNotEmpty();
+            JsonNode winner = d.get("phases").get(0).get("candidates").get(d.get("phases").get(0).get("winner").asInt());
+            assertThat(winner.get("worker").asText()).isEqualTo(d.get("decode_worker").asText());
+            assertThat(d.toString()).doesNotContain("tcp://").doesNotContain("Bearer");
+        }
+        JsonNode list = admin("/admin/dynamo/decisions?limit=2&result=load");
+        assertThat(list.get("decisions")).hasSize(2);
+        assertThat(list.get("next_before").asText()).isNotEmpty();
+        assertThat(list.get("totals").get("recorded").asLong()).isGreaterThanOrEqualTo(3);
+        HttpResponse<String> refused = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+                + "/admin/dynamo/decisions")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).isEqualTo(401);
+        HttpResponse<String> bad = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+                + "/admin/dynamo/decisions?limit=100000")).headers("Authorization", "Bearer demo").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(bad.statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void thePageShowsTheFleetMovesAndOpensADecision() throws Exception {
+        route(4);
+        browser.errors.clear();
+        browser.headers(ADMIN);
+        long started = System.nanoTime();
+        browser.navigate(demo.routerUrl() + "/admin/ui");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() ->
+                browser.eval("document.querySelectorAll('#ranks tbody tr').length").asInt() >= 4
+                        && browser.eval("document.querySelectorAll('#decisions tbody tr').length").asInt() >= 1);
+        long renderMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertThat(browser.eval("document.getElementById('subscriptions').textContent").asText())
+                .contains("kv_metrics connected: 4");
+        String roles = browser.eval("[...document.querySelectorAll('#ranks tbody tr td:nth-child(2)')]"
+                + ".map(td => td.textContent).sort().join(',')").asText();
+        assertThat(roles).isEqualTo("decode,decode,prefill,prefill");
+        long before = browser.eval("Number(document.getElementById('q-recorded').textContent)").asLong();
+
+        route(5);
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
+                browser.eval("Number(document.getElementById('q-recorded').textContent)").asLong())
+                .isGreaterThanOrEqualTo(before + 5));
+
+        String firstId = browser.eval("document.querySelector('#decisions tbody tr').dataset.id").asText();
+        browser.eval("document.querySelector('#decisions tbody tr').click()");
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            assertThat(browser.eval("document.getElementById('detail').hidden").asBoolean()).isFalse();
+            assertThat(browser.eval("document.getElementById('detail-id').textContent").asText()).isEqualTo(firstId);
+            assertThat(browser.eval("document.querySelectorAll('#detail-phases tr.winner').length").asInt())
+                    .isGreaterThanOrEqualTo(1);
+        });
+        long pageBytes = browser.eval("performance.getEntriesByType('navigation')[0].decodedBodySize"
+                + " + performance.getEntriesByType('resource').filter(r => r.name.includes('/admin/ui/'))"
+                + ".reduce((a, r) => a + r.decodedBodySize, 0)").asLong();
+        Path shot = Path.of("target", "fleet-page", "fleet-page-" + Instant.now().toString().replace(':', '-')
+                + ".png");
+        browser.screenshot(shot);
+        System.out.printf("fleet page: first render %d ms, page and assets %d bytes, screenshot %s%n",
+                renderMillis, pageBytes, shot.toAbsolutePath());
+        assertThat(pageBytes).isBetween(1L, 200_000L);
+        assertThat(browser.errors).as("console errors").isEmpty();
+        assertThat(browser.eval("document.getElementById('status').className").asText()).isEqualTo("status");
+    }
+
+    @Test
+    void thePageIsRefusedWithoutTheAdminToken() throws Exception {
+        browser.headers(Map.of());
+        browser.navigate(demo.routerUrl() + "/admin/ui");
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
+                browser.eval("document.body ? document.body.innerText : ''").asText())
+                .contains("invalid_admin_credentials"));
+        assertThat(browser.eval("document.getElementById('ranks') === null").asBoolean()).isTrue();
+        HttpResponse<String> script = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+                + "/admin/ui/app.js")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(script.statusCode()).isEqualTo(401);
+    }
+
+    /** Routes {@code n} chat completions at once and answers their decision ids. */
+    private List<String> route(int n) throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            answers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(demo.routerUrl() + "/v1/chat/completions"))
+                    .header("content-type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"stream\":" + (i % 2 == 0)
+                            + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        List<String> ids = new ArrayList<>();
+        for (CompletableFuture<HttpResponse<String>> a : answers) {
+            HttpResponse<String> r = a.get(30, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            String id = r.headers().firstValue("x-continuum-decision-id").orElseThrow();
+            assertThat(id).matches("[0-9]+");
+            ids.add(id);
+        }
+        return ids;
+    }
+
+    private JsonNode admin(String path) throws Exception {
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl() + path))
+                .header("Authorization", "Bearer demo").build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+}
