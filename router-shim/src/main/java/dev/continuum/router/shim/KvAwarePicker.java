@@ -215,9 +215,31 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         }
         load.metrics().record(decodeReason, prefillReason);
         kvMetrics.count(result);
-        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, now);
+        // The rank that prefills computes what it does not hold: the pair's prefill rank, else the decode rank.
+        long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p])
+                : uncached(isl, cardBlockSize(decode, d), decodeOverlap);
+        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached,
+                hashesFor(prompt, cardBlockSize(decode, d)),
+                prefill == null ? null : hashesFor(prompt, cardBlockSize(prefill, p)), now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
+    }
+
+    /** Prompt tokens a rank holding {@code overlap} leading blocks of size {@code blockSize} still computes. */
+    private static long uncached(long isl, long blockSize, int overlap) {
+        // overlap < 2^31 and blockSize <= 65536, so the product fits a long.
+        return blockSize <= 0 ? isl : Math.max(0, isl - (long) Math.max(0, overlap) * blockSize);
+    }
+
+    /** The prompt's hashes in {@code blockSize}, or null (a card without a block size, or one not hashed). */
+    private static @Nullable BlockHashes hashesFor(PromptBlocks prompt, long blockSize) {
+        List<BlockHashes> hashes = prompt.blockHashes();
+        for (int j = 0; j < hashes.size(); j++) {
+            if (hashes.get(j).blockSize() == blockSize) {
+                return hashes.get(j);
+            }
+        }
+        return null;
     }
 
     private @Nullable Selection loadBased(DynamoSnapshot snapshot, PickRequest request, KvSelectionResult why) {
@@ -295,6 +317,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 }
                 long lastSample = latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos();
                 RankLedger ledger = ranks.ledgers[i];
+                RankSequences active = ranks.sequences[i];
                 boolean stall = ledger.stalled(lastSample, now);
                 kv.defined[k] = true;
                 kv.stalled[k] = stall;
@@ -304,18 +327,19 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.costs[k] = switch (phase) {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
-                        yield KvCosts.full(LoadCosts.add(backlog, ledger.pendingTokens(lastSample, now)),
-                                decodeBlocks == null ? 0 : decodeBlocks, isl, bs, kv.overlap[k], set);
+                        yield KvCosts.full(
+                                LoadCosts.backlog(backlog, ledger.pendingTokens(lastSample, now), active.prefillTokens()),
+                                LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, active.blocks()), isl, bs,
+                                kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
-                        long tokens = LoadCosts.magnitude(prefillTokens == null ? 0 : prefillTokens);
-                        yield KvCosts.full(LoadCosts.add(tokens, ledger.pendingTokens(lastSample, now)),
-                                LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k],
-                                set);
+                        yield KvCosts.full(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
+                                        ledger.pendingTokens(lastSample, now), active.prefillTokens()),
+                                LoadCosts.backlog(backlog, pendingBlocks, active.blocks()), isl, bs, kv.overlap[k], set);
                     }
                     case CONDITIONAL_DECODE -> KvCosts.conditionalDecode(
-                            LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k], set);
+                            LoadCosts.backlog(backlog, pendingBlocks, active.blocks()), isl, bs, kv.overlap[k], set);
                 };
             }
         }
@@ -412,8 +436,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         if (blocks == null) {
             return false;
         }
-        double projected = KvCosts.decode(LoadCosts.add(LoadCosts.magnitude(blocks),
-                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now)), isl, cardBs, overlap);
+        double projected = KvCosts.decode(LoadCosts.backlog(blocks,
+                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now), ranks.sequences[i].blocks()), isl, cardBs,
+                overlap);
         return projected <= threshold * capacity;
     }
 }
