@@ -41,16 +41,22 @@ import org.slf4j.LoggerFactory;
  * less than the truth).
  *
  * <p><b>Bounds.</b> At most {@link #MAX_SEQUENCES} sequences are tracked at once across all ranks (a dispatch
- * beyond that is not tracked and is counted); each holds about 120 bytes, the queue and the pool about 3 MiB
- * once the first dispatch allocates them, and at most {@link #MAX_SHARED_BLOCKS} distinct block hashes are
- * deduplicated in all (beyond that a sequence's blocks count one per block). A rank's counters cost 48 bytes.
+ * beyond that is not tracked and is counted); each is a pooled object of about 112 bytes, and the queue, the
+ * pool and the dispatch order take about 4.3 MiB of arrays once the first dispatch allocates them. Tracked
+ * sequences reference at most {@link #MAX_SHARED_BLOCKS} block hashes in all (8 MiB; a sequence whose hashes do
+ * not fit counts its blocks one per block), so the reference counts hold at most as many entries (12 bytes a
+ * slot, at most 4 slots an entry after a table doubled). A rank's counters cost 48 bytes.
  */
 public final class ActiveSequences {
     /** Sequences tracked at once, across every rank. */
     public static final int MAX_SEQUENCES = 65_536;
     /** Upstream's {@code EXPIRY_DURATION}: a request still counting after this is expired. */
     public static final Duration MAX_LIFETIME = Duration.ofMinutes(5);
-    /** Distinct block hashes deduplicated at once, across every rank. */
+    /**
+     * Block hashes held by tracked sequences at once, across every rank (a sequence keeps its prompt's hashes
+     * until it ends): 8 MiB of hashes, and as many reference counts at most. A sequence whose hashes do not fit
+     * counts its blocks one per block.
+     */
     static final int MAX_SHARED_BLOCKS = 1 << 20;
     /** A picking thread that finds this many queued entries drains them itself. */
     static final int HELP_DRAIN_AT = 4_096;
@@ -87,6 +93,8 @@ public final class ActiveSequences {
     private final long maxLifetimeNanos;
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicLong untracked = new AtomicLong();
+    /** Hashes referenced by tracked sequences (reserved by a pick, released by the drainer). */
+    private final AtomicLong heldHashes = new AtomicLong();
     private final AtomicLong expiredLifetime = new AtomicLong();
     private final AtomicLong expiredWorkerLeft = new AtomicLong();
     private volatile Set<SampleKey> indexed = Set.of();
@@ -95,11 +103,10 @@ public final class ActiveSequences {
     @SuppressWarnings("FieldMayBeFinal") // written through RINGS
     private volatile @Nullable Rings rings;
 
-    // Drainer-owned: the admitted sequences in dispatch order (a ring over Rings.order), ids, dedup total.
+    // Drainer-owned: the admitted sequences in dispatch order (a ring over Rings.order), ids.
     private int orderHead;
     private int orderSize;
     private long nextId = 1;
-    private long sharedTotal;
     /** Admitted and not yet released (drainer-written, read by the gauge). */
     private volatile long live;
     private boolean listenerFailed;
@@ -227,6 +234,12 @@ public final class ActiveSequences {
         RankSequences prefill = s.prefill;
         s.prefillTokens = Math.min(Math.max(0, s.prefillTokens), MAX_TOKENS);
         s.dispatchedAt = now;
+        if (s.decodeHashes != null && !reserve(s.decodeHashes.blocks())) {
+            s.decodeHashes = null;
+        }
+        if (s.prefillHashes != null && (prefill == null || !reserve(s.prefillHashes.blocks()))) {
+            s.prefillHashes = null;
+        }
         long state = s.state() + Sequence.ENTRY;
         s.publish(state);
         decode.addRaw(s.decodeBlocks);
@@ -240,6 +253,19 @@ public final class ActiveSequences {
         }
         enqueue(s, now);
         return Sequence.stamp(state);
+    }
+
+    private boolean reserve(int blocks) {
+        if (heldHashes.addAndGet(blocks) <= MAX_SHARED_BLOCKS) {
+            return true;
+        }
+        heldHashes.addAndGet(-blocks);
+        return false;
+    }
+
+    /** Test access: hashes referenced by tracked sequences. */
+    long heldHashes() {
+        return heldHashes.get();
     }
 
     /** The first response bytes of sequence {@code s} at use {@code stamp}: its prefill tokens stop counting. */
@@ -411,6 +437,7 @@ public final class ActiveSequences {
             RankSequences decode = s.decode;
             BlockHashes hashes = s.decodeHashes;
             if (decode != null && hashes != null) {
+                heldHashes.addAndGet(-hashes.blocks());
                 if (s.decodeShared) {
                     release(decode, hashes, s.decodeBlocks);
                 } else {
@@ -455,11 +482,10 @@ public final class ActiveSequences {
 
     /**
      * Moves a hashed sequence's blocks on {@code rank} from the raw count to the shared one (hashes held by
-     * another sequence there add nothing); false when it has no hashes or the dedup bound is reached (its
-     * blocks then stay raw).
+     * another sequence there add nothing); false when it has no hashes (its blocks then stay raw).
      */
     private boolean share(RankSequences rank, @Nullable BlockHashes hashes, long blocks) {
-        if (hashes == null || sharedTotal + hashes.blocks() > MAX_SHARED_BLOCKS) {
+        if (hashes == null) {
             return false;
         }
         long added = 0;
@@ -469,7 +495,6 @@ public final class ActiveSequences {
             }
         }
         // A trailing partial block has no hash: it stays raw (its own), the rest moves to the shared count.
-        sharedTotal += added;
         rank.addShared(added);
         rank.addRaw(-Math.min(blocks, hashes.blocks()));
         return true;
@@ -482,7 +507,6 @@ public final class ActiveSequences {
                 freed++;
             }
         }
-        sharedTotal -= freed;
         rank.addShared(-freed);
         // What share() left raw: the trailing partial block.
         rank.addRaw(-(blocks - Math.min(blocks, hashes.blocks())));
@@ -495,6 +519,7 @@ public final class ActiveSequences {
             return;
         }
         s.prefillReleased = true;
+        heldHashes.addAndGet(-hashes.blocks());
         if (s.prefillShared) {
             release(prefill, hashes, s.prefillBlocks);
         } else {

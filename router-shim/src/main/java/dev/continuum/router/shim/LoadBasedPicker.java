@@ -31,9 +31,11 @@ import org.jspecify.annotations.Nullable;
  * stalls are ignored since nothing could have answered.
  *
  * <p><b>Hot path.</b> No locks, no lookups and no per-candidate allocation: a pick reads the index's arrays,
- * each candidate's load-store slot (a few fields, no key hashed) and its rank ledger; costs go into a
- * per-thread scratch array; the two pinned ranks' ledgers are updated in place. It allocates the selection (32 bytes) and, when a dispatch can mark a stall,
- * its 32-byte dispatch record: at most 64 bytes per pick, at any fleet size. The index is
+ * each candidate's load-store slot (a few fields, no key hashed), its rank ledger and its active-sequence
+ * counters; costs go into a per-thread scratch array; the two pinned ranks' ledgers and counters are updated in
+ * place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
+ * 32-byte record instead when the sequence bound is reached): at most 64 bytes per pick, at any fleet size. The
+ * index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
  * by the first pick that sees the new view when nothing prepared it; and by the upkeep when the store detached
  * a slot the index holds (until then that rank is read by key, {@link CandidateRanks#read}).
