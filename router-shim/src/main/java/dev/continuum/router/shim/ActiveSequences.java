@@ -1,12 +1,9 @@
 package dev.continuum.router.shim;
 
-import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.load.SampleKey;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,8 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The router's own view of what each (worker, dp_rank) is working on: every request it dispatched, from the
@@ -65,7 +60,6 @@ public final class ActiveSequences {
     /** Tokens one sequence may count (the estimate of a bounded body is far below). */
     static final long MAX_TOKENS = 1L << 40;
 
-    private static final Logger LOG = LoggerFactory.getLogger(ActiveSequences.class);
     private static final VarHandle DRAINING;
     private static final VarHandle RINGS;
 
@@ -83,13 +77,11 @@ public final class ActiveSequences {
     private static final class Rings {
         final BoundedRing<Sequence> queue = new BoundedRing<>(QUEUE_CAPACITY);
         final BoundedRing<Sequence> pool = new BoundedRing<>(MAX_SEQUENCES);
-        final Sequence[] order = new Sequence[MAX_SEQUENCES];
-        final int[] orderStamps = new int[MAX_SEQUENCES];
+        final SequenceOrder order = new SequenceOrder();
     }
 
     private final ConcurrentHashMap<SampleKey, RankSequences> ranks = new ConcurrentHashMap<>();
-    /** Replaced whole on (un)registration, so the drainer iterates it without allocating. */
-    private volatile SequenceListener[] listeners = new SequenceListener[0];
+    private final SequenceListeners listeners = new SequenceListeners();
     private final long maxLifetimeNanos;
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicLong untracked = new AtomicLong();
@@ -103,13 +95,10 @@ public final class ActiveSequences {
     @SuppressWarnings("FieldMayBeFinal") // written through RINGS
     private volatile @Nullable Rings rings;
 
-    // Drainer-owned: the admitted sequences in dispatch order (a ring over Rings.order), ids.
-    private int orderHead;
-    private int orderSize;
+    // Drainer-owned.
     private long nextId = 1;
     /** Admitted and not yet released (drainer-written, read by the gauge). */
     private volatile long live;
-    private boolean listenerFailed;
 
     private final LongSupplier ticker;
 
@@ -166,19 +155,7 @@ public final class ActiveSequences {
 
     /** Registers {@code listener} until the returned handle is closed. */
     public AutoCloseable listen(SequenceListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        synchronized (this) { // registration only, never on the request path
-            List<SequenceListener> next = new ArrayList<>(List.of(listeners));
-            next.add(listener);
-            listeners = next.toArray(SequenceListener[]::new);
-        }
-        return () -> {
-            synchronized (this) {
-                List<SequenceListener> next = new ArrayList<>(List.of(listeners));
-                next.remove(listener);
-                listeners = next.toArray(SequenceListener[]::new);
-            }
-        };
+        return listeners.add(listener);
     }
 
     long liveSequences() {
@@ -424,9 +401,7 @@ public final class ActiveSequences {
         if ((st & Sequence.FIRST) != 0 && !s.firstTold) {
             s.firstTold = true;
             releasePrefill(s);
-            for (SequenceListener l : listeners) {
-                tell(l, s.id, null);
-            }
+            listeners.firstToken(s.id);
         }
         if ((st & Sequence.ENDED) != 0 && !s.released) {
             s.released = true;
@@ -445,9 +420,7 @@ public final class ActiveSequences {
                 }
             }
             SequenceEnd why = Sequence.reason(st);
-            for (SequenceListener l : listeners) {
-                tell(l, s.id, why);
-            }
+            listeners.ended(s.id, why);
         }
     }
 
@@ -459,24 +432,10 @@ public final class ActiveSequences {
         RankSequences prefill = s.prefill;
         s.decodeShared = share(decode, s.decodeHashes, s.decodeBlocks);
         s.prefillShared = prefill != null && share(prefill, s.prefillHashes, s.prefillBlocks);
-        if (orderSize == MAX_SEQUENCES) {
-            compactOrder(r);
-        }
-        int at = (orderHead + orderSize) & (MAX_SEQUENCES - 1);
-        r.order[at] = s;
-        r.orderStamps[at] = Sequence.stamp(s.state());
-        orderSize++;
-        SequenceListener[] told = listeners;
-        if (told.length > 0) {
-            DispatchedSequence d = new DispatchedSequence(s.id, decode.key, prefill == null ? null : prefill.key,
-                    s.prefillTokens, s.decodeBlocks, s.decodeHashes, s.prefillHashes);
-            for (SequenceListener l : told) {
-                try {
-                    l.dispatched(d);
-                } catch (RuntimeException e) {
-                    listenerFailed(e);
-                }
-            }
+        r.order.add(s);
+        if (!listeners.isEmpty()) {
+            listeners.dispatched(new DispatchedSequence(s.id, decode.key, prefill == null ? null : prefill.key,
+                    s.prefillTokens, s.decodeBlocks, s.decodeHashes, s.prefillHashes));
         }
     }
 
@@ -527,25 +486,6 @@ public final class ActiveSequences {
         }
     }
 
-    private void tell(SequenceListener l, long id, @Nullable SequenceEnd ended) {
-        try {
-            if (ended == null) {
-                l.firstToken(id);
-            } else {
-                l.ended(id, ended);
-            }
-        } catch (RuntimeException e) {
-            listenerFailed(e);
-        }
-    }
-
-    private void listenerFailed(RuntimeException e) {
-        if (!listenerFailed) {
-            listenerFailed = true;
-            LOG.warn("active-sequence listener failed (logged once): {}", LogSafe.escape(e));
-        }
-    }
-
     /** One queue entry of {@code s} was handled: recycle it when it ended, was released and nothing names it. */
     private static void entryDone(Rings r, Sequence s) {
         while (true) {
@@ -567,23 +507,13 @@ public final class ActiveSequences {
 
     /** Expires the sequences at the head of the dispatch order that outlived their lifetime. */
     private void expireOld(Rings r, long now) {
-        while (orderSize > 0) {
-            Sequence s = r.order[orderHead];
-            if (live(r, orderHead, s) && now - s.dispatchedAt < maxLifetimeNanos) {
+        for (Sequence s = r.order.oldest(); s != null; s = r.order.oldest()) {
+            if (now - s.dispatchedAt < maxLifetimeNanos) {
                 return;
             }
-            if (live(r, orderHead, s)) {
-                expire(r, s, SequenceEnd.EXPIRED, now);
-            }
-            r.order[orderHead] = null;
-            orderHead = (orderHead + 1) & (MAX_SEQUENCES - 1);
-            orderSize--;
+            expire(r, s, SequenceEnd.EXPIRED, now);
+            r.order.pop();
         }
-    }
-
-    /** Whether the dispatch-order entry at {@code at} still names a use of {@code s} that was not released. */
-    private static boolean live(Rings r, int at, @Nullable Sequence s) {
-        return s != null && Sequence.stamp(s.state()) == r.orderStamps[at] && !s.released;
     }
 
     /** Ends {@code s} in the drainer (no queue entry), releases it and counts why. */
@@ -596,25 +526,6 @@ public final class ActiveSequences {
         recycleIfDone(r, s, s.state());
     }
 
-    private void compactOrder(Rings r) {
-        int kept = 0;
-        Sequence[] copy = new Sequence[orderSize];
-        int[] stamps = new int[orderSize];
-        for (int i = 0; i < orderSize; i++) {
-            int at = (orderHead + i) & (MAX_SEQUENCES - 1);
-            Sequence s = r.order[at];
-            if (live(r, at, s)) {
-                copy[kept] = s;
-                stamps[kept++] = r.orderStamps[at];
-            }
-            r.order[at] = null;
-        }
-        System.arraycopy(copy, 0, r.order, 0, kept);
-        System.arraycopy(stamps, 0, r.orderStamps, 0, kept);
-        orderHead = 0;
-        orderSize = kept;
-    }
-
     /** Ends the live sequences of ranks outside the newest index and forgets such ranks once empty. */
     private void departures(@Nullable Rings r, long now) {
         Set<SampleKey> keep = indexed;
@@ -625,13 +536,11 @@ public final class ActiveSequences {
             any |= gone && rank.sequences() > 0;
         }
         if (any && r != null) {
-            for (int i = 0; i < orderSize; i++) {
-                int at = (orderHead + i) & (MAX_SEQUENCES - 1);
-                Sequence s = r.order[at];
-                if (live(r, at, s) && departed(s)) {
+            r.order.forEachLive(s -> {
+                if (departed(s)) {
                     expire(r, s, SequenceEnd.WORKER_LEFT, now);
                 }
-            }
+            });
         }
         for (RankSequences rank : ranks.values()) {
             if (rank.departed && rank.sequences() == 0 && rank.refs.size() == 0) {
@@ -644,10 +553,5 @@ public final class ActiveSequences {
         RankSequences d = s.decode;
         RankSequences p = s.prefill;
         return (d != null && d.departed) || (p != null && p.departed);
-    }
-
-    /** Test access: the listeners registered. */
-    List<SequenceListener> listeners() {
-        return List.of(listeners);
     }
 }
