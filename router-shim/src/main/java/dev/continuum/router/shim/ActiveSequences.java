@@ -172,9 +172,13 @@ public final class ActiveSequences {
 
     // ------------------------------------------------------------------ ranks (off the request path)
 
-    /** The rank's counters, created on first use; called while building a candidate index, not per pick. */
-    RankSequences rank(SampleKey key) {
-        return ranks.computeIfAbsent(key, RankSequences::new);
+    /**
+     * The rank's sequences over its ledger's counters, created on first use (and again when the rank's ledger was
+     * replaced, after the ledger forgot the rank); called while building a candidate index, not per pick.
+     */
+    RankSequences rank(SampleKey key, RankLedger ledger) {
+        return ranks.compute(key,
+                (k, old) -> old != null && old.counters == ledger ? old : new RankSequences(k, ledger));
     }
 
     /** The ranks of the newest candidate index; sequences of other ranks end at the next maintenance. */

@@ -180,8 +180,8 @@ final class CandidateIndex {
         for (long r = first; r <= last; r++) {
             SampleKey key = new SampleKey(w.id(), r);
             keys.add(key);
-            out.add(new CandidateRanks.Rank(w, key, from.store().slot(key), from.ledger().rank(key),
-                    from.sequences().rank(key)));
+            RankLedger ledger = from.ledger().rank(key);
+            out.add(new CandidateRanks.Rank(w, key, from.store().slot(key), ledger, from.sequences().rank(key, ledger)));
         }
     }
 }

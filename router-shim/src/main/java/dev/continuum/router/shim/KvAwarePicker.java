@@ -317,7 +317,6 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 }
                 long lastSample = latest == null ? DispatchLedger.NO_SAMPLE : latest.receivedNanos();
                 RankLedger ledger = ranks.ledgers[i];
-                RankSequences active = ranks.sequences[i];
                 boolean stall = ledger.stalled(lastSample, now);
                 kv.defined[k] = true;
                 kv.stalled[k] = stall;
@@ -328,18 +327,18 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
                         yield KvCosts.full(
-                                LoadCosts.backlog(backlog, ledger.pendingTokens(lastSample, now), active.prefillTokens()),
-                                LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, active.blocks()), isl, bs,
+                                LoadCosts.backlog(backlog, ledger.pendingTokens(lastSample, now), ledger.activePrefillTokens()),
+                                LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, ledger.activeBlocks()), isl, bs,
                                 kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
                         yield KvCosts.full(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
-                                        ledger.pendingTokens(lastSample, now), active.prefillTokens()),
-                                LoadCosts.backlog(backlog, pendingBlocks, active.blocks()), isl, bs, kv.overlap[k], set);
+                                        ledger.pendingTokens(lastSample, now), ledger.activePrefillTokens()),
+                                LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
                     }
                     case CONDITIONAL_DECODE -> KvCosts.conditionalDecode(
-                            LoadCosts.backlog(backlog, pendingBlocks, active.blocks()), isl, bs, kv.overlap[k], set);
+                            LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
                 };
             }
         }
@@ -437,7 +436,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             return false;
         }
         double projected = KvCosts.decode(LoadCosts.backlog(blocks,
-                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now), ranks.sequences[i].blocks()), isl, cardBs,
+                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now), ranks.ledgers[i].activeBlocks()), isl, cardBs,
                 overlap);
         return projected <= threshold * capacity;
     }

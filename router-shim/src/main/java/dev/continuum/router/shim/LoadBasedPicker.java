@@ -216,7 +216,6 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 }
                 long lastSample = held ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE;
                 RankLedger rank = ranks.ledgers[i];
-                RankSequences active = ranks.sequences[i];
                 boolean stall = rank.stalled(lastSample, now);
                 stalled[k] = stall;
                 anyUnstalled |= !stall;
@@ -227,11 +226,11 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                         promptBlocks = LoadCosts.ceilDiv(est, bs);
                     }
                     costs[k] = LoadCosts.decode(
-                            LoadCosts.backlog(backlog, rank.pendingBlocks(lastSample, now), active.blocks()), 0,
+                            LoadCosts.backlog(backlog, rank.pendingBlocks(lastSample, now), rank.activeBlocks()), 0,
                             promptBlocks, capacity);
                 } else {
                     costs[k] = LoadCosts.prefill(
-                            LoadCosts.backlog(backlog, rank.pendingTokens(lastSample, now), active.prefillTokens()), 0,
+                            LoadCosts.backlog(backlog, rank.pendingTokens(lastSample, now), rank.activePrefillTokens()), 0,
                             capacity);
                 }
             }

@@ -91,7 +91,7 @@ class ActiveSequencesTest {
     /** The sequence of upstream's own unit test (lib/kv-router/src/sequence.rs), block size 4. */
     @Test
     void sharedPrefixesOnOneRankCountOnceAsUpstreamCountsThem() {
-        RankSequences rank = seqs.rank(key(1));
+        RankSequences rank = seqs.rank(key(1), new RankLedger());
         Sequence r1 = start(rank, 3, new long[] {1, 2, 3}, 12);
         seqs.drain(load.getAsLong(), false);
         assertThat(rank.blocks()).isEqualTo(3);
@@ -120,7 +120,7 @@ class ActiveSequencesTest {
 
     @Test
     void aTrailingPartialBlockCountsOnItsOwn() {
-        RankSequences rank = seqs.rank(key(1));
+        RankSequences rank = seqs.rank(key(1), new RankLedger());
         Sequence a = start(rank, 3, new long[] {7, 8}, 40);
         Sequence b = start(rank, 3, new long[] {7, 8}, 40);
         seqs.drain(load.getAsLong(), false);
@@ -202,7 +202,7 @@ class ActiveSequencesTest {
                 told.add("ended " + id + " " + reason.label());
             }
         });
-        RankSequences rank = own.rank(key(1));
+        RankSequences rank = own.rank(key(1), new RankLedger());
         Sequence s = own.take();
         s.decode = rank;
         s.decodeBlocks = 5;
@@ -229,7 +229,7 @@ class ActiveSequencesTest {
     void aFloodThatNeverAnswersIsBoundedExpiredAndCounted() {
         AtomicLong clock = new AtomicLong();
         ActiveSequences own = new ActiveSequences(clock::get, Duration.ofSeconds(300));
-        RankSequences rank = own.rank(key(1));
+        RankSequences rank = own.rank(key(1), new RankLedger());
         int extra = 10;
         for (int i = 0; i < ActiveSequences.MAX_SEQUENCES + extra; i++) {
             Sequence s = own.take();
