@@ -40,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  * pool and the dispatch order take about 4.3 MiB of arrays once the first dispatch allocates them. Tracked
  * sequences reference at most {@link #MAX_SHARED_BLOCKS} block hashes in all (8 MiB; a sequence whose hashes do
  * not fit counts its blocks one per block), so the reference counts hold at most as many entries (12 bytes a
- * slot, at most 4 slots an entry after a table doubled). A rank's counters cost 48 bytes.
+ * slot, at most 4 slots an entry after a table doubled). A rank costs about 64 bytes: its counters, kept in its
+ * {@link RankLedger} (read by every pick beside the ledger's own fields), and its {@link RankSequences}.
  */
 public final class ActiveSequences {
     /** Sequences tracked at once, across every rank. */

@@ -42,8 +42,8 @@ final class CandidateIndex {
     static final int MAX_RANKS_PER_WORKER = 4096;
     /**
      * Ranks held by one index, across every model: a bound on the memory a fleet's cards can make the index
-     * take (about 210 bytes a rank with its load-store slot, plus the 656-byte dispatch ring of each rank once it has been picked, and 48 bytes of active-sequence
-     * counters).
+     * take (about 210 bytes a rank with its load-store slot, plus the 656-byte dispatch ring of each rank once it has been picked, and about 64 bytes of active-sequence
+     * state).
      * Workers whose ranks do not fit are left out, with a warning.
      */
     static final int MAX_RANKS = 4 * LoadStore.MAX_ENTRIES;
