@@ -55,7 +55,7 @@ public final class ActiveSequences {
      */
     static final int MAX_SHARED_BLOCKS = 1 << 20;
     /** A picking thread that finds this many queued entries drains them itself. */
-    static final int HELP_DRAIN_AT = 4_096;
+    static final int HELP_DRAIN_AT = 64;
     /** Each sequence has at most three entries queued (dispatch, first token, end); the queue never fills. */
     static final int QUEUE_CAPACITY = 4 * MAX_SEQUENCES;
     /** Tokens one sequence may count (the estimate of a bounded body is far below). */
