@@ -152,6 +152,18 @@ panel("Chat completions by routing path",
       "reqps")
 panel("Shim path failures by phase",
       [("sum by (phase) (rate(disaggregated_errors_total%s[$__rate_interval]))" % SEL, "{{phase}}")], "reqps")
+panel("Active sequences (the router's own dispatches)",
+      [("sum(continuum_dynamo_active_sequences%s)" % SEL, "sequences"),
+       ("sum(continuum_dynamo_active_blocks%s)" % SEL, "blocks"),
+       ("sum(continuum_dynamo_active_prefill_tokens%s)" % SEL, "prefill tokens")],
+      description="Requests this router dispatched, from dispatch to their end; prefill tokens until the first "
+                  "token; shared prefixes counted once per rank (docs/kv-routing.md).")
+panel("Active sequences ended by the router",
+      [("sum by (reason) (increase(continuum_dynamo_active_sequence_expirations_total%s[$__rate_interval]))" % SEL,
+        "{{reason}}"),
+       ("sum(increase(continuum_dynamo_active_sequences_untracked_total%s[$__rate_interval]))" % SEL, "untracked")],
+      description="lifetime: still counting after 5 minutes; worker_left: its worker left the fleet; untracked: "
+                  "dispatched while 65,536 sequences were tracked.")
 end_row()
 
 row("KV prompt pipeline and model fallback")

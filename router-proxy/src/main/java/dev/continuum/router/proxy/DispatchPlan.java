@@ -117,9 +117,17 @@ public record DispatchPlan(
         RESENT
     }
 
-    /** Called exactly once per plan, on the request's event loop; must not block. */
+    /** Told how a plan ends, on the request's event loop; must not block. */
     @FunctionalInterface
     public interface Listener {
+        /** Called exactly once per plan. */
         void ended(Outcome outcome);
+
+        /**
+         * The first response bytes of a 2xx answer on the plan's path reached the relay (for a stream, its first
+         * event): the upstream has produced its first token. At most once per plan, before {@link #ended}.
+         */
+        default void firstBytes() {
+        }
     }
 }

@@ -66,6 +66,7 @@ final class PlanGuard {
     /** Whether a send has used {@link #plan} already (the next one needs a fresh plan on a converted route). */
     private boolean planUsed;
     private boolean ended;
+    private boolean firstBytesTold;
     private boolean fellBack;
     private @Nullable HeldAnswer held;
 
@@ -156,6 +157,7 @@ final class PlanGuard {
         end(DispatchPlan.Outcome.RESENT);
         plan = next;
         ended = false;
+        firstBytesTold = false;
         return true;
     }
 
@@ -205,6 +207,19 @@ final class PlanGuard {
     void fallBack() {
         end(DispatchPlan.Outcome.FELL_BACK);
         fellBack = true;
+    }
+
+    /** The answer's first content on the plan's path is being relayed: tells the plan's listener once. */
+    void firstBytes() {
+        if (firstBytesTold || ended || fellBack) {
+            return;
+        }
+        firstBytesTold = true;
+        try {
+            plan.listener().firstBytes();
+        } catch (RuntimeException e) {
+            log.warn("dispatch plan listener failed", e);
+        }
     }
 
     void end(DispatchPlan.Outcome outcome) {

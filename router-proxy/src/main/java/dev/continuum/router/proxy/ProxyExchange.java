@@ -325,6 +325,9 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             return;
         }
         timeouts.chunk();
+        if (g != null && c.content().isReadable()) {
+            g.firstBytes();
+        }
         int outcome = r.relay(c, attemptOrThrow().upstream());
         if (outcome == ResponseRelay.DONE) {
             finishRelayed(r);

@@ -42,7 +42,8 @@ final class CandidateIndex {
     static final int MAX_RANKS_PER_WORKER = 4096;
     /**
      * Ranks held by one index, across every model: a bound on the memory a fleet's cards can make the index
-     * take (about 210 bytes a rank with its load-store slot, plus the 656-byte dispatch ring of each rank once it has been picked).
+     * take (about 210 bytes a rank with its load-store slot, plus the 656-byte dispatch ring of each rank once it has been picked, and about 64 bytes of active-sequence
+     * state).
      * Workers whose ranks do not fit are left out, with a warning.
      */
     static final int MAX_RANKS = 4 * LoadStore.MAX_ENTRIES;
@@ -103,10 +104,12 @@ final class CandidateIndex {
     }
 
     /**
-     * Builds the index of {@code fleet} (of registry {@code generation}), taking rank slots from {@code store}
-     * and rank ledgers from {@code ledger}.
+     * Builds the index of {@code fleet} (of registry {@code generation}), taking rank slots from {@code store},
+     * rank ledgers from {@code ledger} and rank sequences from {@code sequences}.
      */
-    static CandidateIndex build(FleetView fleet, long generation, LoadStore store, DispatchLedger ledger) {
+    static CandidateIndex build(FleetView fleet, long generation, LoadStore store, DispatchLedger ledger,
+            ActiveSequences sequences) {
+        Ranks from = new Ranks(store, ledger, sequences);
         long detached = store.detachedSlots();
         // model -> namespace -> routable workers serving it, in registry order
         Map<String, Map<String, List<DynamoWorker>>> byModel = new HashMap<>();
@@ -136,9 +139,9 @@ final class CandidateIndex {
                 List<CandidateRanks.Rank> prefill = new ArrayList<>();
                 for (DynamoWorker w : serving) {
                     if (w.role() == WorkerRole.PREFILL) {
-                        addRanks(prefill, w, store, ledger, keys, budget, skipped);
+                        addRanks(prefill, w, from, keys, budget, skipped);
                     } else if (w.role() == WorkerRole.DECODE || (w.role() == WorkerRole.AGGREGATED && !paired)) {
-                        addRanks(decode, w, store, ledger, keys, budget, skipped);
+                        addRanks(decode, w, from, keys, budget, skipped);
                     }
                 }
                 CandidateRanks prefillRanks = prefill.isEmpty() ? null : new CandidateRanks(prefill, false, null);
@@ -150,12 +153,18 @@ final class CandidateIndex {
             LOG.warn("candidate index: {} workers left out, their ranks exceed the index bound of {}", skipped[0],
                     MAX_RANKS);
         }
-        ledger.indexed(Set.copyOf(keys));
+        Set<SampleKey> indexedKeys = Set.copyOf(keys);
+        ledger.indexed(indexedKeys);
+        sequences.indexed(indexedKeys);
         return new CandidateIndex(fleet, generation, detached, models);
     }
 
-    private static void addRanks(List<CandidateRanks.Rank> out, DynamoWorker w, LoadStore store, DispatchLedger ledger,
-            Set<SampleKey> keys, int[] budget, int[] skipped) {
+    /** Where a rank's per-rank state comes from while an index is built. */
+    private record Ranks(LoadStore store, DispatchLedger ledger, ActiveSequences sequences) {
+    }
+
+    private static void addRanks(List<CandidateRanks.Rank> out, DynamoWorker w, Ranks from, Set<SampleKey> keys,
+            int[] budget, int[] skipped) {
         ModelCard card = w.card();
         Integer size = card == null ? null : card.dataParallelSize();
         Integer start = card == null ? null : card.dataParallelStartRank();
@@ -171,7 +180,8 @@ final class CandidateIndex {
         for (long r = first; r <= last; r++) {
             SampleKey key = new SampleKey(w.id(), r);
             keys.add(key);
-            out.add(new CandidateRanks.Rank(w, key, store.slot(key), ledger.rank(key)));
+            RankLedger ledger = from.ledger().rank(key);
+            out.add(new CandidateRanks.Rank(w, key, from.store().slot(key), ledger, from.sequences().rank(key, ledger)));
         }
     }
 }

@@ -26,6 +26,8 @@ final class CandidateRanks {
     final RankSlot[] slots;
     final WorkerPin[] pins;
     final RankLedger[] ledgers;
+    /** Each rank's active sequences (this router's dispatches from dispatch to first token and to the end). */
+    final RankSequences[] sequences;
     /**
      * The phase's capacity ({@code total_kv_blocks} for decode, {@code max_num_batched_tokens} for prefill),
      * or NaN when the card lacks what the phase's cost needs: such a rank has no defined cost.
@@ -44,6 +46,7 @@ final class CandidateRanks {
         this.slots = new RankSlot[size];
         this.pins = new WorkerPin[size];
         this.ledgers = new RankLedger[size];
+        this.sequences = new RankSequences[size];
         this.capacity = new double[size];
         this.costBlockSize = new long[size];
         this.ledgerBlockSize = new long[size];
@@ -55,6 +58,7 @@ final class CandidateRanks {
             keys[i] = r.key;
             slots[i] = r.slot;
             ledgers[i] = r.ledger;
+            sequences[i] = r.sequences;
             pins[i] = new WorkerPin(w.id(), w.role(), r.key.dpRank(), card != null && card.dataParallelSize() != null);
             Integer bs = card == null ? null : card.kvCacheBlockSize();
             int blockSize = bs == null ? 0 : bs;
@@ -84,6 +88,6 @@ final class CandidateRanks {
     }
 
     /** One rank while the index is built. */
-    record Rank(DynamoWorker worker, SampleKey key, RankSlot slot, RankLedger ledger) {
+    record Rank(DynamoWorker worker, SampleKey key, RankSlot slot, RankLedger ledger, RankSequences sequences) {
     }
 }

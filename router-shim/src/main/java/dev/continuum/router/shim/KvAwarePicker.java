@@ -239,22 +239,39 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         } else {
             predict(prompt, decode, d);
         }
-        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, now);
+        // The rank that prefills computes what it does not hold: the pair's prefill rank, else the decode rank.
+        long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p])
+                : uncached(isl, cardBlockSize(decode, d), decodeOverlap);
+        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached,
+                hashesFor(prompt, cardBlockSize(decode, d)),
+                prefill == null ? null : hashesFor(prompt, cardBlockSize(prefill, p)), now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
     }
 
     /** Tells the listener that rank {@code i} of {@code ranks} will prefill {@code prompt} (its block size's hashes). */
     private void predict(PromptBlocks prompt, CandidateRanks ranks, int i) {
-        long bs = cardBlockSize(ranks, i);
+        BlockHashes h = hashesFor(prompt, cardBlockSize(ranks, i));
+        if (h != null) {
+            listener.picked(ranks.pins[i], h);
+        }
+    }
+
+    /** Prompt tokens a rank holding {@code overlap} leading blocks of size {@code blockSize} still computes. */
+    private static long uncached(long isl, long blockSize, int overlap) {
+        // overlap < 2^31 and blockSize <= 65536, so the product fits a long.
+        return blockSize <= 0 ? isl : Math.max(0, isl - (long) Math.max(0, overlap) * blockSize);
+    }
+
+    /** The prompt's hashes in {@code blockSize}, or null (a card without a block size, or one not hashed). */
+    private static @Nullable BlockHashes hashesFor(PromptBlocks prompt, long blockSize) {
         List<BlockHashes> hashes = prompt.blockHashes();
         for (int j = 0; j < hashes.size(); j++) {
-            BlockHashes h = hashes.get(j);
-            if (h.blockSize() == bs) {
-                listener.picked(ranks.pins[i], h);
-                return;
+            if (hashes.get(j).blockSize() == blockSize) {
+                return hashes.get(j);
             }
         }
+        return null;
     }
 
     private @Nullable Selection loadBased(DynamoSnapshot snapshot, PickRequest request, KvSelectionResult why) {
@@ -351,18 +368,19 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.costs[k] = switch (phase) {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
-                        yield KvCosts.full(LoadCosts.add(backlog, pendingTokens),
-                                decodeBlocks == null ? 0 : decodeBlocks, isl, bs, kv.overlap[k], set);
+                        yield KvCosts.full(
+                                LoadCosts.backlog(backlog, pendingTokens, ledger.activePrefillTokens()),
+                                LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, ledger.activeBlocks()), isl, bs,
+                                kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
-                        long tokens = LoadCosts.magnitude(prefillTokens == null ? 0 : prefillTokens);
-                        yield KvCosts.full(LoadCosts.add(tokens, pendingTokens),
-                                LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k],
-                                set);
+                        yield KvCosts.full(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
+                                        pendingTokens, ledger.activePrefillTokens()),
+                                LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
                     }
                     case CONDITIONAL_DECODE -> KvCosts.conditionalDecode(
-                            LoadCosts.add(LoadCosts.magnitude(backlog), pendingBlocks), isl, bs, kv.overlap[k], set);
+                            LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
                 };
             }
         }
@@ -464,8 +482,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         if (blocks == null) {
             return false;
         }
-        double projected = KvCosts.decode(LoadCosts.add(LoadCosts.magnitude(blocks),
-                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now)), isl, cardBs, overlap);
+        double projected = KvCosts.decode(LoadCosts.backlog(blocks,
+                ranks.ledgers[i].pendingBlocks(latest.receivedNanos(), now), ranks.ledgers[i].activeBlocks()), isl, cardBs,
+                overlap);
         return projected <= threshold * capacity;
     }
 }

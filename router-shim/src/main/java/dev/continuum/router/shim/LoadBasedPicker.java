@@ -31,9 +31,11 @@ import org.jspecify.annotations.Nullable;
  * stalls are ignored since nothing could have answered.
  *
  * <p><b>Hot path.</b> No locks, no lookups and no per-candidate allocation: a pick reads the index's arrays,
- * each candidate's load-store slot (a few fields, no key hashed) and its rank ledger; costs go into a
- * per-thread scratch array; the two pinned ranks' ledgers are updated in place. It allocates the selection (32 bytes) and, when a dispatch can mark a stall,
- * its 32-byte dispatch record: at most 64 bytes per pick, at any fleet size. The index is
+ * each candidate's load-store slot (a few fields, no key hashed), its rank ledger and its active-sequence
+ * counters; costs go into a per-thread scratch array; the two pinned ranks' ledgers and counters are updated in
+ * place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
+ * 32-byte record instead when the sequence bound is reached): at most 64 bytes per pick, at any fleet size. The
+ * index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
  * by the first pick that sees the new view when nothing prepared it; and by the upkeep when the store detached
  * a slot the index holds (until then that rank is read by key, {@link CandidateRanks#read}).
@@ -45,6 +47,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     private final LongSupplier ticker;
     private final SelectionMetrics metrics;
     private final DispatchLedger ledger = new DispatchLedger();
+    private final ActiveSequences sequences;
     private final AtomicLong prefillCursor = new AtomicLong();
     private final AtomicLong decodeCursor = new AtomicLong();
     private volatile CandidateIndex index = CandidateIndex.empty();
@@ -53,6 +56,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         this.store = Objects.requireNonNull(store, "store");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
+        this.sequences = new ActiveSequences(ticker);
     }
 
     /** Per-thread working space of one decision; never shared, grown to the largest candidate count seen. */
@@ -152,7 +156,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     private CandidateIndex rebuild(FleetView fleet, long generation) {
         // Two threads may build the same view at once; both get the same rank ledgers and slots, and the last
         // write wins.
-        CandidateIndex built = CandidateIndex.build(fleet, generation, store, ledger);
+        CandidateIndex built = CandidateIndex.build(fleet, generation, store, ledger, sequences);
         index = built;
         return built;
     }
@@ -232,11 +236,13 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     }
                     long pendingBlocks = rank.pendingBlocks(lastSample, now);
                     scratch.pending[k] = pendingBlocks;
-                    costs[k] = LoadCosts.decode(backlog, pendingBlocks, promptBlocks, capacity);
+                    costs[k] = LoadCosts.decode(LoadCosts.backlog(backlog, pendingBlocks, rank.activeBlocks()), 0,
+                            promptBlocks, capacity);
                 } else {
                     long pendingTokens = rank.pendingTokens(lastSample, now);
                     scratch.pending[k] = pendingTokens;
-                    costs[k] = LoadCosts.prefill(backlog, pendingTokens, capacity);
+                    costs[k] = LoadCosts.prefill(LoadCosts.backlog(backlog, pendingTokens, rank.activePrefillTokens()),
+                            0, capacity);
                 }
             }
         }
@@ -307,13 +313,50 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         throw new IllegalStateException("candidate " + position + " out of range");
     }
 
+    /** Records a load-based pick: the whole estimate is uncached, and no block hashes are known. */
     Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p,
             long est, long now) {
+        return record(decode, d, prefill, p, est, est, null, null, now);
+    }
+
+    /**
+     * Records the dispatches of a pick in the ledger and as one active sequence, and returns its handle.
+     *
+     * @param est           the prompt's tokens (the ledger's entry and the sequence's blocks)
+     * @param uncached      the prompt tokens the prefilling rank does not hold
+     * @param decodeHashes  the prompt's block hashes in the decode rank's block size, or null
+     * @param prefillHashes the same for the prefill rank, or null
+     */
+    Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
+            long uncached, @Nullable BlockHashes decodeHashes, @Nullable BlockHashes prefillHashes, long now) {
         long decodeTicket = add(decode, d, est, prefill == null, now);
-        if (prefill == null) {
-            return PickDispatch.of(decode.ledgers[d], decodeTicket, null, RankLedger.NO_COUNTER);
+        long prefillTicket = prefill == null ? RankLedger.NO_COUNTER : add(prefill, p, est, true, now);
+        Sequence s = sequences.take();
+        if (s == null) {
+            // At the bound of tracked sequences (counted): the ledger still records the dispatch.
+            return PickDispatch.of(decode.ledgers[d], decodeTicket, prefill == null ? null : prefill.ledgers[p],
+                    prefillTicket);
         }
-        return PickDispatch.of(decode.ledgers[d], decodeTicket, prefill.ledgers[p], add(prefill, p, est, true, now));
+        s.decode = decode.sequences[d];
+        s.decodeLedger = decode.ledgers[d];
+        s.decodeTicket = decodeTicket;
+        s.decodeBlocks = LoadCosts.ceilDiv(est, decode.ledgerBlockSize[d]);
+        s.decodeHashes = decodeHashes;
+        if (prefill == null) {
+            s.prefill = null;
+            s.prefillLedger = null;
+            s.prefillTicket = RankLedger.NO_COUNTER;
+            s.prefillBlocks = 0;
+            s.prefillHashes = null;
+        } else {
+            s.prefill = prefill.sequences[p];
+            s.prefillLedger = prefill.ledgers[p];
+            s.prefillTicket = prefillTicket;
+            s.prefillBlocks = LoadCosts.ceilDiv(est, prefill.ledgerBlockSize[p]);
+            s.prefillHashes = prefillHashes;
+        }
+        s.prefillTokens = uncached;
+        return new TrackedDispatch(s, sequences.start(s, now));
     }
 
     private long add(CandidateRanks ranks, int i, long est, boolean stallEligible, long now) {
@@ -341,12 +384,24 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     }
 
     /**
-     * Trims the ledger and forgets departed ranks, and takes fresh slots for detached ones ({@link
-     * #refreshSlots}); run periodically by the upkeep task.
+     * Trims the ledger and forgets departed ranks, ends the active sequences of departed ranks, and takes fresh
+     * slots for detached ones ({@link #refreshSlots}); run periodically by the upkeep task.
      */
     void sweepLedger() {
-        ledger.sweep(ticker.getAsLong());
+        long now = ticker.getAsLong();
+        ledger.sweep(now);
+        sequences.drain(now, true);
         refreshSlots();
+    }
+
+    /** Drains the active sequences' queue (dedup, listeners, expiry); run often by the upkeep task. */
+    void drainSequences() {
+        sequences.drain(ticker.getAsLong(), false);
+    }
+
+    /** The active sequences this picker records into. */
+    ActiveSequences sequences() {
+        return sequences;
     }
 
     /** Test access: ranks with unanswered dispatches. */

@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * dev.continuum.router.core.lifecycle.Lifecycle}: while started, one daemon thread rebuilds the picker's
  * candidate index when the registry's fleet view changes (so no request pays for it) and sweeps its
  * dispatch ledger every {@link #SWEEP_INTERVAL} (so no request pays for that either, and departed ranks are
- * forgotten). A stopped or never-started picking still picks: the first request after a change builds the
- * index, and ledgers of departed ranks wait for the next start.
+ * forgotten), and drains the active sequences every {@link #DRAIN_INTERVAL}. A stopped or never-started
+ * picking still picks: the first request after a change builds the index, ledgers of departed ranks wait for
+ * the next start, and the active sequences are drained only by picking threads that find a long queue.
  *
  * <pre>{@code
  * LoadBasedPicking picking = LoadBasedPicking.create(load.store(), ticker, meterRegistry, discovery.registry());
@@ -36,6 +37,11 @@ import org.slf4j.LoggerFactory;
 public final class LoadBasedPicking extends StartStopSupport {
     /** How often the dispatch ledger is swept: aged buckets trimmed, departed ranks forgotten. */
     public static final Duration SWEEP_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * How often the active sequences' queue is drained (shared blocks deduplicated, listeners told, lifetimes
+     * checked): a hashed sequence's blocks drop at most this long after its end.
+     */
+    public static final Duration DRAIN_INTERVAL = Duration.ofMillis(10);
     private static final Logger LOG = LoggerFactory.getLogger(LoadBasedPicking.class);
 
     /** Where the upkeep runs: a periodic task and one-off tasks, released on stop. */
@@ -52,6 +58,7 @@ public final class LoadBasedPicking extends StartStopSupport {
     private final Supplier<Scheduler> schedulers;
     private @Nullable Scheduler scheduler;
     private @Nullable AutoCloseable sweeping;
+    private @Nullable AutoCloseable draining;
     private DynamoRegistry.@Nullable Subscription following;
 
     LoadBasedPicking(LoadBasedPicker picker, DynamoRegistry fleet, Supplier<Scheduler> schedulers) {
@@ -68,8 +75,17 @@ public final class LoadBasedPicking extends StartStopSupport {
      */
     public static LoadBasedPicking create(LoadStore store, LongSupplier ticker, MeterRegistry meters,
             DynamoRegistry fleet) {
-        return new LoadBasedPicking(new LoadBasedPicker(store, ticker, new SelectionMetrics(meters)), fleet,
-                LoadBasedPicking::daemonScheduler);
+        LoadBasedPicker picker = new LoadBasedPicker(store, ticker, new SelectionMetrics(meters));
+        ActiveSequenceMetrics.register(meters, picker.sequences());
+        return new LoadBasedPicking(picker, fleet, LoadBasedPicking::daemonScheduler);
+    }
+
+    /**
+     * This router's active sequences per rank (read API and listener seam), shared by both pickers; see
+     * {@link ActiveSequences}.
+     */
+    public ActiveSequences activeSequences() {
+        return picker.sequences();
     }
 
     /** The picker to hand to the dispatcher; usable in any lifecycle state. */
@@ -109,6 +125,7 @@ public final class LoadBasedPicking extends StartStopSupport {
         following = fleet.subscribe(s, generation -> picker.prepare(fleet.snapshot()));
         s.execute(() -> picker.prepare(fleet.snapshot()));
         sweeping = s.every(SWEEP_INTERVAL, picker::sweepLedger);
+        draining = s.every(DRAIN_INTERVAL, picker::drainSequences);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -119,6 +136,9 @@ public final class LoadBasedPicking extends StartStopSupport {
         }
         if (sweeping != null) {
             sweeping.close();
+        }
+        if (draining != null) {
+            draining.close();
         }
         if (scheduler != null) {
             scheduler.shutdown();

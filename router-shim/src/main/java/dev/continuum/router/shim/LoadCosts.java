@@ -27,6 +27,17 @@ final class LoadCosts {
                 / totalKvBlocks;
     }
 
+    /**
+     * A phase's backlog from the three sources the pickers have (docs/kv-routing.md, "The formula"): the fresh
+     * sample's counter plus the dispatches no sample answered yet (the ledger), or this router's active sequences
+     * on the rank, whichever is larger. Each source is a lower bound on what the rank holds: the sample lags the
+     * dispatches, the active sequences omit other routers' requests; their sum would count the same requests
+     * twice.
+     */
+    static long backlog(long sampled, long unanswered, long active) {
+        return Math.max(add(magnitude(sampled), magnitude(unanswered)), magnitude(active));
+    }
+
     /** {@code a + b} for non-negative operands, {@link Long#MAX_VALUE} when the sum does not fit. */
     static long add(long a, long b) {
         long sum = a + b;

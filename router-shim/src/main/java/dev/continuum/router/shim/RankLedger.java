@@ -60,6 +60,9 @@ final class RankLedger {
     private static final VarHandle RING;
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
+    private static final VarHandle ACTIVE_TOKENS;
+    private static final VarHandle ACTIVE_RAW;
+    private static final VarHandle ACTIVE_OPEN;
 
     static {
         try {
@@ -67,6 +70,9 @@ final class RankLedger {
             RING = lookup.findVarHandle(RankLedger.class, "ring", long[].class);
             HEAD = lookup.findVarHandle(RankLedger.class, "head", long.class);
             TAIL = lookup.findVarHandle(RankLedger.class, "tail", long.class);
+            ACTIVE_TOKENS = lookup.findVarHandle(RankLedger.class, "activeTokens", long.class);
+            ACTIVE_RAW = lookup.findVarHandle(RankLedger.class, "activeRaw", long.class);
+            ACTIVE_OPEN = lookup.findVarHandle(RankLedger.class, "activeOpen", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -84,6 +90,51 @@ final class RankLedger {
     /** Every bucket below this sequence no longer counts. */
     @SuppressWarnings("FieldMayBeFinal") // written through TAIL
     private volatile long tail;
+
+    // The rank's active-sequence counters (RankSequences has the rules). They live here, beside the fields a
+    // pick reads anyway, so scoring a candidate touches no other object for them.
+    /** Uncached prompt tokens of the sequences that prefill here and have not produced their first token. */
+    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_TOKENS
+    private volatile long activeTokens;
+    /** Blocks counted one per block: requests without hashes, and hashed ones until the drainer admits them. */
+    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_RAW
+    private volatile long activeRaw;
+    /** Distinct block hashes held by admitted sequences (drainer-written). */
+    private volatile long activeShared;
+    /** Sequences holding anything here. */
+    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_OPEN
+    private volatile int activeOpen;
+
+    /** Active uncached prompt tokens (this router's own prefill backlog on the rank). */
+    long activePrefillTokens() {
+        return activeTokens;
+    }
+
+    /** Active blocks, shared prefixes counted once among the admitted sequences. */
+    long activeBlocks() {
+        return LoadCosts.add(activeRaw, activeShared);
+    }
+
+    int activeSequences() {
+        return activeOpen;
+    }
+
+    void addActiveTokens(long delta) {
+        ACTIVE_TOKENS.getAndAdd(this, delta);
+    }
+
+    void addActiveRaw(long delta) {
+        ACTIVE_RAW.getAndAdd(this, delta);
+    }
+
+    void addActiveOpen(int delta) {
+        ACTIVE_OPEN.getAndAdd(this, delta);
+    }
+
+    /** The drainer only (one thread at a time). */
+    void addActiveShared(long delta) {
+        activeShared = activeShared + delta;
+    }
 
     private long[] ring() {
         long[] r = ring;

@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  *                       winner's namespace: {@link SelectionReason#NO_PREFILL_POOL})
  * @param decodeReason   why the decode pin won
  * @param prefillReason  why the prefill pin won, or {@link SelectionReason#NO_PREFILL_POOL}
- * @param dispatch       tell it when the request ended, so a stall is not blamed on the worker
+ * @param dispatch       tell it the first token and when the request ended: its active sequence stops counting
+ *                       and a stall is not blamed on the worker
  */
 public record Selection(
         WorkerPin decode,
@@ -41,5 +42,17 @@ public record Selection(
         Dispatch NONE = () -> { };
 
         void ended();
+
+        /** As {@link #ended()}, saying why (what active-sequence listeners are told). */
+        default void ended(SequenceEnd reason) {
+            ended();
+        }
+
+        /**
+         * The first response bytes came back through the shim: the request's prefill is over, so its uncached
+         * prompt tokens stop counting on the rank that prefilled it. Idempotent; ignored after the end.
+         */
+        default void firstToken() {
+        }
     }
 }

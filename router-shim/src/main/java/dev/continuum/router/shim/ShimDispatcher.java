@@ -240,7 +240,7 @@ public final class ShimDispatcher implements DispatchHook {
         List<String> pool = offer.pools().get(selection.namespace());
         if (pool == null) {
             // A picker that ignored the offered namespaces: never send a pin to another graph's frontend.
-            selection.dispatch().ended();
+            selection.dispatch().ended(SequenceEnd.CANCELLED);
             return null;
         }
         WorkerPin decode = selection.decode();
@@ -252,10 +252,7 @@ public final class ShimDispatcher implements DispatchHook {
         Selection.Dispatch dispatch = selection.dispatch();
         Map<String, String> pins = bypass ? Map.of(WORKER_INSTANCE_ID, decode.decimal()) : pinHeaders(decode, prefill);
         DispatchPlan plan = new DispatchPlan(pool, pins, disclosed(decode, prefill), path.label(),
-                PREFILL_REFUSAL, REFUSAL_CODE, outcome -> {
-                    dispatch.ended();
-                    metrics.ended(path, outcome);
-                });
+                PREFILL_REFUSAL, REFUSAL_CODE, new PlanEnding(dispatch, path, metrics));
         return decisionId < 0 ? plan : plan.withDecisionId(Long.toString(decisionId));
     }
 

@@ -201,8 +201,11 @@ class LoadBasedPickerTest {
         assertThat(decodeTokens).isEqualTo(total * EST);
         assertThat(prefillTokens).isEqualTo(total * EST);
         // Only the prefill side of a pair is stall-eligible, and only a bucket's first 20 ms counts toward it.
-        long tickets = dispatches.stream().filter(d -> d != Selection.Dispatch.NONE).count();
-        assertThat(open).isEqualTo((int) tickets).isPositive();
+        assertThat(open).isPositive().isLessThanOrEqualTo((int) total);
+        // Every dispatch is an active sequence too: its tokens on the prefill rank, its blocks on both.
+        ActiveSequences.Totals active = picker.sequences().totals();
+        assertThat(active.prefillTokens()).isEqualTo(total * EST);
+        assertThat(active.blocks()).isEqualTo(2 * total * ((EST + 15) / 16));
         dispatches.forEach(Selection.Dispatch::ended);
         int left = 0;
         for (DynamoWorker w : workers) {
@@ -212,6 +215,7 @@ class LoadBasedPickerTest {
             }
         }
         assertThat(left).isZero();
+        assertThat(picker.sequences().totals()).isEqualTo(new ActiveSequences.Totals(0, 0, 0));
     }
 
     /** Bytes this thread allocates per pick over {@code ranks} fresh ranks (half decode, half prefill). */
@@ -289,6 +293,8 @@ class LoadBasedPickerTest {
         List<Long> prefills = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             Selection sel = pick(s);
+            // Ended, so that its active sequence stops counting too (a sample answers only the ledger).
+            sel.dispatch().ended();
             decodes.add(sel.decode().worker().instanceId());
             prefills.add(sel.prefill().worker().instanceId());
             load.advance(Duration.ofMillis(1));

@@ -67,7 +67,8 @@ class LoadBasedPickingTest {
                 FleetView.of(List.of(worker(NS, 1, DECODE), worker(NS, 2, DECODE)), List.of()));
         picking.start().join();
         assertThat(picking.state()).isEqualTo(LifecycleState.STARTED);
-        assertThat(scheduler.periods).containsExactly(LoadBasedPicking.SWEEP_INTERVAL);
+        assertThat(scheduler.periods).containsExactly(LoadBasedPicking.SWEEP_INTERVAL,
+                LoadBasedPicking.DRAIN_INTERVAL);
         // Built at start, before any request: both workers' rank ledgers exist.
         assertThat(picker.ledgers()).isEqualTo(2);
 
@@ -89,7 +90,7 @@ class LoadBasedPickingTest {
         assertThat(picker.ledgers()).isEqualTo(2);
 
         picking.stop().join();
-        assertThat(scheduler.cancelled).isEqualTo(1);
+        assertThat(scheduler.cancelled).isEqualTo(2);
         assertThat(scheduler.shutdown).isTrue();
         // No longer following the registry: a change builds nothing until a request needs it.
         writer.publish(FleetView.of(List.of(worker(NS, 4, DECODE)), List.of()));
