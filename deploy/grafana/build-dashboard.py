@@ -174,6 +174,27 @@ panel("KV prompts by result",
 panel("KV prompt fallbacks by reason",
       [("sum by (reason) (rate(continuum_dynamo_kv_prompt_failures_total%s[$__rate_interval]))" % SEL, "{{reason}}")],
       "reqps")
+panel("KV prompt render and tokenize time",
+      [("histogram_quantile(0.99, sum by (le) (rate(continuum_dynamo_kv_prompt_render_seconds_bucket%s[$__rate_interval])))"
+        % SEL, "p99 render"),
+       ("histogram_quantile(0.99, sum by (le) (rate(continuum_dynamo_kv_prompt_tokenize_seconds_bucket%s[$__rate_interval])))"
+        % SEL, "p99 tokenize"),
+       ("max(continuum_dynamo_kv_prompt_render_seconds_max%s)" % SEL, "max render"),
+       ("max(continuum_dynamo_kv_prompt_tokenize_seconds_max%s)" % SEL, "max tokenize")], "s",
+      description="Chat-template render and tokenization per prompt (tokenize includes the segment cache).")
+panel("KV prompt tokens and segment cache",
+      [("sum by (source) (rate(continuum_dynamo_kv_prompt_tokens_total%s[$__rate_interval]))" % SEL,
+        "tokens {{source}}"),
+       ("sum by (result) (rate(continuum_dynamo_kv_segment_cache_lookups_total%s[$__rate_interval]))" % SEL,
+        "lookups {{result}}"),
+       ("sum(rate(continuum_dynamo_kv_segment_cache_evictions_total%s[$__rate_interval]))" % SEL, "evictions"),
+       ("sum by (result) (increase(continuum_dynamo_kv_tokenizer_segmented_total%s[$__rate_interval]))" % SEL,
+        "tokenizer check {{result}}")],
+      description="Token IDs served from the segment cache against those encoded (dynamo.kv.segment_cache_bytes; "
+                  "off by default).")
+panel("KV segment cache bytes",
+      [("max(continuum_dynamo_kv_segment_cache_bytes%s)" % SEL, "held"),
+       ("max(continuum_dynamo_kv_segment_cache_max_bytes%s)" % SEL, "bound")], "bytes")
 panel("KV artifacts and tokenizer loads",
       [("sum by (result) (increase(continuum_dynamo_kv_artifacts_total%s[$__rate_interval]))" % SEL,
         "artifact {{result}}"),

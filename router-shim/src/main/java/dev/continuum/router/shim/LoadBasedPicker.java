@@ -322,15 +322,18 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     /**
      * Records the dispatches of a pick in the ledger and as one active sequence, and returns its handle.
      *
-     * @param est           the prompt's tokens (the ledger's entry and the sequence's blocks)
-     * @param uncached      the prompt tokens the prefilling rank does not hold
+     * @param est           the prompt's tokens (the ledger's blocks and the sequence's blocks)
+     * @param uncached      the prompt tokens the prefilling rank does not hold (its ledger's tokens)
      * @param decodeHashes  the prompt's block hashes in the decode rank's block size, or null
      * @param prefillHashes the same for the prefill rank, or null
      */
     Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
             long uncached, @Nullable BlockHashes decodeHashes, @Nullable BlockHashes prefillHashes, long now) {
-        long decodeTicket = add(decode, d, est, prefill == null, now);
-        long prefillTicket = prefill == null ? RankLedger.NO_COUNTER : add(prefill, p, est, true, now);
+        // The prefilling rank's ledger counts the tokens it computes (the uncached part), not the whole prompt: a
+        // rank that holds the prefix must not look as busy as one that prefills everything (a burst sharing a
+        // prefix would otherwise be spread over the fleet). Blocks count the whole prompt, as it occupies them.
+        long decodeTicket = add(decode, d, prefill == null ? uncached : est, est, prefill == null, now);
+        long prefillTicket = prefill == null ? RankLedger.NO_COUNTER : add(prefill, p, uncached, est, true, now);
         Sequence s = sequences.take();
         if (s == null) {
             // At the bound of tracked sequences (counted): the ledger still records the dispatch.
@@ -359,10 +362,10 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         return new TrackedDispatch(s, sequences.start(s, now));
     }
 
-    private long add(CandidateRanks ranks, int i, long est, boolean stallEligible, long now) {
+    private long add(CandidateRanks ranks, int i, long tokens, long est, boolean stallEligible, long now) {
         RankSlot.Reading latest = SCRATCH.get().reading;
         ranks.read(i, store, latest);
-        return ranks.ledgers[i].add(est, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
+        return ranks.ledgers[i].add(tokens, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
                 latest.held() ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE, now);
     }
 
