@@ -234,26 +234,27 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         load.metrics().record(decodeReason, prefillReason);
         kvMetrics.count(result);
         parts.staging.result = result;
+        BlockHashes decodeHashes = hashesFor(prompt, cardBlockSize(decode, d));
+        BlockHashes prefillHashes = prefill == null ? null : hashesFor(prompt, cardBlockSize(prefill, p));
+        // The listener learns the rank that prefills: the pair's prefill rank, else the decode rank.
         if (prefill != null) {
-            predict(prompt, prefill, p);
+            predict(prefill, p, prefillHashes);
         } else {
-            predict(prompt, decode, d);
+            predict(decode, d, decodeHashes);
         }
         // The rank that prefills computes what it does not hold: the pair's prefill rank, else the decode rank.
         long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p])
                 : uncached(isl, cardBlockSize(decode, d), decodeOverlap);
-        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached,
-                hashesFor(prompt, cardBlockSize(decode, d)),
-                prefill == null ? null : hashesFor(prompt, cardBlockSize(prefill, p)), now);
+        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached, decodeHashes, prefillHashes,
+                now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
     }
 
-    /** Tells the listener that rank {@code i} of {@code ranks} will prefill {@code prompt} (its block size's hashes). */
-    private void predict(PromptBlocks prompt, CandidateRanks ranks, int i) {
-        BlockHashes h = hashesFor(prompt, cardBlockSize(ranks, i));
-        if (h != null) {
-            listener.picked(ranks.pins[i], h);
+    /** Tells the listener that rank {@code i} of {@code ranks} will prefill blocks {@code hashes} (if hashed). */
+    private void predict(CandidateRanks ranks, int i, @Nullable BlockHashes hashes) {
+        if (hashes != null) {
+            listener.picked(ranks.pins[i], hashes);
         }
     }
 
