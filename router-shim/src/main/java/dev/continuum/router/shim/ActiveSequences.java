@@ -33,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * SequenceListener}s run in the drainer ({@link #drain}), one thread at a time: the picker upkeep every
  * {@link LoadBasedPicking#DRAIN_INTERVAL}, or a picking thread that finds {@link #HELP_DRAIN_AT} entries
  * queued. A hashed sequence's blocks count one per block until the drainer admits them (an upper bound, never
- * less than the truth).
+ * less than the truth), less the leading blocks it shares with a prompt this router is prefilling on that rank
+ * ({@link PrefillingPrefixes}), which that prompt already counts: a burst sharing a prefix, picked faster than the
+ * drainer runs, must not count the prefix once per request.
  *
  * <p><b>Bounds.</b> At most {@link #MAX_SEQUENCES} sequences are tracked at once across all ranks (a dispatch
  * beyond that is not tracked and is counted); each is a pooled object of about 112 bytes, and the queue, the
@@ -222,19 +224,33 @@ public final class ActiveSequences {
         if (s.prefillHashes != null && (prefill == null || !reserve(s.prefillHashes.blocks()))) {
             s.prefillHashes = null;
         }
+        s.decodeHeld = held(decode, s.decodeHashes, s.decodeBlocks);
+        s.prefillHeld = prefill == null ? 0 : held(prefill, s.prefillHashes, s.prefillBlocks);
         long state = s.state() + Sequence.ENTRY;
         s.publish(state);
-        decode.addRaw(s.decodeBlocks);
+        decode.addRaw(s.decodeBlocks - s.decodeHeld);
         decode.addOpen(1);
+        BlockHashes prefillingHashes = prefill == null ? s.decodeHashes : s.prefillHashes;
+        if (prefillingHashes != null) {
+            (prefill == null ? decode : prefill).counters.prefilling.started(prefillingHashes, s.prefillTokens);
+        }
         if (prefill == null) {
             decode.addTokens(s.prefillTokens);
         } else {
             prefill.addTokens(s.prefillTokens);
-            prefill.addRaw(s.prefillBlocks);
+            prefill.addRaw(s.prefillBlocks - s.prefillHeld);
             prefill.addOpen(1);
         }
         enqueue(s, now);
         return Sequence.stamp(state);
+    }
+
+    /**
+     * Of a hashed sequence's blocks, those a prefill in flight on {@code rank} already counts (the burst sharing a
+     * prefix): until the drainer admits the sequence and counts shared blocks once, they are not added again.
+     */
+    private static long held(RankSequences rank, @Nullable BlockHashes hashes, long blocks) {
+        return hashes == null ? 0 : Math.min(Math.min(blocks, hashes.blocks()), rank.counters.prefilling.sharedBlocks(hashes));
     }
 
     private boolean reserve(int blocks) {
@@ -262,11 +278,15 @@ public final class ActiveSequences {
             long tokens = s.prefillTokens;
             long prefillBlocks = s.prefillBlocks;
             boolean prefillHashed = s.prefillHashes != null;
+            BlockHashes prefillingHashes = prefill != null ? s.prefillHashes : s.decodeHashes;
             boolean entry = (st & Sequence.ENTRIES) != Sequence.ENTRIES;
             if (s.cas(st, (st | Sequence.FIRST) + (entry ? Sequence.ENTRY : 0))) {
                 RankSequences prefilling = prefill != null ? prefill : decode;
                 if (prefilling != null) {
                     prefilling.addTokens(-tokens);
+                    if (prefillingHashes != null) {
+                        prefilling.counters.prefilling.ended(prefillingHashes);
+                    }
                 }
                 if (prefill != null) {
                     if (!prefillHashed) {
@@ -298,6 +318,7 @@ public final class ActiveSequences {
             long tokens = s.prefillTokens;
             long decodeBlocks = s.decodeHashes == null ? s.decodeBlocks : 0;
             long prefillBlocks = s.prefillHashes == null ? s.prefillBlocks : 0;
+            BlockHashes prefillingHashes = prefill != null ? s.prefillHashes : s.decodeHashes;
             RankLedger decodeLedger = s.decodeLedger;
             long decodeTicket = s.decodeTicket;
             RankLedger prefillLedger = s.prefillLedger;
@@ -308,6 +329,9 @@ public final class ActiveSequences {
                     RankSequences prefilling = prefill != null ? prefill : decode;
                     if (prefilling != null) {
                         prefilling.addTokens(-tokens);
+                        if (prefillingHashes != null) {
+                            prefilling.counters.prefilling.ended(prefillingHashes);
+                        }
                     }
                     if (prefill != null) {
                         prefill.addRaw(-prefillBlocks);
@@ -435,8 +459,8 @@ public final class ActiveSequences {
         live = live + 1;
         RankSequences decode = Objects.requireNonNull(s.decode, "decode");
         RankSequences prefill = s.prefill;
-        s.decodeShared = share(decode, s.decodeHashes, s.decodeBlocks);
-        s.prefillShared = prefill != null && share(prefill, s.prefillHashes, s.prefillBlocks);
+        s.decodeShared = share(decode, s.decodeHashes, s.decodeBlocks, s.decodeHeld);
+        s.prefillShared = prefill != null && share(prefill, s.prefillHashes, s.prefillBlocks, s.prefillHeld);
         r.order.add(s);
         if (!listeners.isEmpty()) {
             listeners.dispatched(new DispatchedSequence(s.id, decode.key, prefill == null ? null : prefill.key,
@@ -448,7 +472,7 @@ public final class ActiveSequences {
      * Moves a hashed sequence's blocks on {@code rank} from the raw count to the shared one (hashes held by
      * another sequence there add nothing); false when it has no hashes (its blocks then stay raw).
      */
-    private boolean share(RankSequences rank, @Nullable BlockHashes hashes, long blocks) {
+    private boolean share(RankSequences rank, @Nullable BlockHashes hashes, long blocks, long held) {
         if (hashes == null) {
             return false;
         }
@@ -460,7 +484,7 @@ public final class ActiveSequences {
         }
         // A trailing partial block has no hash: it stays raw (its own), the rest moves to the shared count.
         rank.addShared(added);
-        rank.addRaw(-Math.min(blocks, hashes.blocks()));
+        rank.addRaw(-(Math.min(blocks, hashes.blocks()) - held));
         return true;
     }
 

@@ -109,6 +109,8 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         long[] other = new long[64];
         long[] ledgerTokens = new long[64];
         long[] ledgerBlocks = new long[64];
+        /** Prefill backlog tokens taken off because the rank is prefilling them for a request sharing the prefix. */
+        long[] inFlight = new long[64];
         final OverlapScores[] scores = {new OverlapScores(MAX_OVERLAP_RANKS), new OverlapScores(MAX_OVERLAP_RANKS)};
         final boolean[] looked = new boolean[MAX_BLOCK_SIZES];
         @Nullable PromptBlocks prompt;
@@ -128,6 +130,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 other = new long[size];
                 ledgerTokens = new long[size];
                 ledgerBlocks = new long[size];
+                inFlight = new long[size];
             }
         }
 
@@ -135,6 +138,12 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             prompt = p;
             looked[0] = false;
             looked[1] = false;
+        }
+
+        /** The prompt's block hashes at {@code size}, or null when it was not hashed at that size. */
+        @Nullable BlockHashes hashes(long size) {
+            PromptBlocks p = prompt;
+            return p == null ? null : hashesFor(p, size);
         }
 
         /** Leading prompt blocks (worker, rank) holds at {@code size}; one index lookup per block size and pick. */
@@ -243,12 +252,30 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             predict(decode, d, decodeHashes);
         }
         // The rank that prefills computes what it does not hold: the pair's prefill rank, else the decode rank.
-        long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p])
-                : uncached(isl, cardBlockSize(decode, d), decodeOverlap);
-        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached, decodeHashes, prefillHashes,
-                now);
+        long decodeUncached = uncached(isl, cardBlockSize(decode, d), decodeOverlap);
+        long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p]) : decodeUncached;
+        Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached, decodeUncached, decodeHashes,
+                prefillHashes, now);
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
+    }
+
+    /**
+     * The tokens of the rank's prefill backlog that this router's own in-flight prefills there compute for a prefix
+     * this request shares (docs/kv-routing.md, "In-flight prefixes"): the request waits for them instead of
+     * computing them again elsewhere, so they are not work it adds. Only asked of ranks holding an overlap.
+     */
+    private static long inFlightShared(KvScratch kv, RankLedger ledger, long blockSize, int overlap) {
+        if (overlap <= 0) {
+            return 0;
+        }
+        BlockHashes hashes = kv.hashes(blockSize);
+        return hashes == null ? 0 : ledger.prefilling.sharedTokens(hashes, overlap);
+    }
+
+    /** A prefill backlog less the shared in-flight tokens, never below zero. */
+    private static long withoutShared(long backlog, long shared) {
+        return Math.max(0, backlog - shared);
     }
 
     /** Tells the listener that rank {@code i} of {@code ranks} will prefill blocks {@code hashes} (if hashed). */
@@ -349,6 +376,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.other[k] = otherField == null ? -1 : otherField;
                 kv.ledgerTokens[k] = 0;
                 kv.ledgerBlocks[k] = 0;
+                kv.inFlight[k] = 0;
                 boolean quiet = fresh == null && (latest == null || !latest.reportsBacklog());
                 if (field == null && !quiet) {
                     kv.defined[k] = false; // silent under load, or a fresh sample without the phase's field
@@ -366,18 +394,21 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 long pendingTokens = ledger.pendingTokens(lastSample, now);
                 kv.ledgerTokens[k] = pendingTokens;
                 kv.ledgerBlocks[k] = pendingBlocks;
+                long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0 : inFlightShared(kv, ledger, bs, kv.overlap[k]);
+                kv.inFlight[k] = inFlight;
                 kv.costs[k] = switch (phase) {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
                         yield KvCosts.full(
-                                LoadCosts.backlog(backlog, pendingTokens, ledger.activePrefillTokens()),
+                                withoutShared(LoadCosts.backlog(backlog, pendingTokens, ledger.activePrefillTokens()),
+                                        inFlight),
                                 LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, ledger.activeBlocks()), isl, bs,
                                 kv.overlap[k], set);
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
-                        yield KvCosts.full(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
-                                        pendingTokens, ledger.activePrefillTokens()),
+                        yield KvCosts.full(withoutShared(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
+                                        pendingTokens, ledger.activePrefillTokens()), inFlight),
                                 LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
                     }
                     case CONDITIONAL_DECODE -> KvCosts.conditionalDecode(

@@ -316,24 +316,28 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     /** Records a load-based pick: the whole estimate is uncached, and no block hashes are known. */
     Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p,
             long est, long now) {
-        return record(decode, d, prefill, p, est, est, null, null, now);
+        return record(decode, d, prefill, p, est, est, est, null, null, now);
     }
 
     /**
      * Records the dispatches of a pick in the ledger and as one active sequence, and returns its handle.
      *
-     * @param est           the prompt's tokens (the ledger's blocks and the sequence's blocks)
-     * @param uncached      the prompt tokens the prefilling rank does not hold (its ledger's tokens)
+     * @param est           the prompt's tokens (the sequence's blocks)
+     * @param uncached      the prompt tokens the prefilling rank does not hold (its ledger's tokens and blocks)
+     * @param decodeUncached the prompt tokens the decode rank does not hold (its ledger's blocks)
      * @param decodeHashes  the prompt's block hashes in the decode rank's block size, or null
      * @param prefillHashes the same for the prefill rank, or null
      */
     Selection.Dispatch record(CandidateRanks decode, int d, @Nullable CandidateRanks prefill, int p, long est,
-            long uncached, @Nullable BlockHashes decodeHashes, @Nullable BlockHashes prefillHashes, long now) {
-        // The prefilling rank's ledger counts the tokens it computes (the uncached part), not the whole prompt: a
-        // rank that holds the prefix must not look as busy as one that prefills everything (a burst sharing a
-        // prefix would otherwise be spread over the fleet). Blocks count the whole prompt, as it occupies them.
-        long decodeTicket = add(decode, d, prefill == null ? uncached : est, est, prefill == null, now);
-        long prefillTicket = prefill == null ? RankLedger.NO_COUNTER : add(prefill, p, uncached, est, true, now);
+            long uncached, long decodeUncached, @Nullable BlockHashes decodeHashes,
+            @Nullable BlockHashes prefillHashes, long now) {
+        // The ledger counts what a dispatch adds to its rank, not the whole prompt: the prefilling rank computes the
+        // uncached tokens, and a rank holding a prefix stores only the blocks after it (the engine shares cached
+        // blocks between requests, so its next kv_used_blocks grows by those only). A rank holding the prefix must
+        // not look as busy as one that prefills and stores everything, or a burst sharing a prefix is spread over
+        // the fleet.
+        long decodeTicket = add(decode, d, prefill == null ? uncached : est, decodeUncached, prefill == null, now);
+        long prefillTicket = prefill == null ? RankLedger.NO_COUNTER : add(prefill, p, uncached, uncached, true, now);
         Sequence s = sequences.take();
         if (s == null) {
             // At the bound of tracked sequences (counted): the ledger still records the dispatch.
@@ -362,10 +366,11 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         return new TrackedDispatch(s, sequences.start(s, now));
     }
 
-    private long add(CandidateRanks ranks, int i, long tokens, long est, boolean stallEligible, long now) {
+    /** Adds {@code tokens} of prefill and the blocks of {@code storedTokens} to rank i's ledger. */
+    private long add(CandidateRanks ranks, int i, long tokens, long storedTokens, boolean stallEligible, long now) {
         RankSlot.Reading latest = SCRATCH.get().reading;
         ranks.read(i, store, latest);
-        return ranks.ledgers[i].add(tokens, LoadCosts.ceilDiv(est, ranks.ledgerBlockSize[i]), stallEligible,
+        return ranks.ledgers[i].add(tokens, LoadCosts.ceilDiv(storedTokens, ranks.ledgerBlockSize[i]), stallEligible,
                 latest.held() ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE, now);
     }
 

@@ -105,6 +105,9 @@ final class RankLedger {
     @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_OPEN
     private volatile int activeOpen;
 
+    /** The prompts this router's sequences are prefilling here (read by the KV-aware pick, see its class). */
+    final PrefillingPrefixes prefilling = new PrefillingPrefixes();
+
     /** Active uncached prompt tokens (this router's own prefill backlog on the rank). */
     long activePrefillTokens() {
         return activeTokens;

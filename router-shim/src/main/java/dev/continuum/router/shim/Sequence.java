@@ -53,6 +53,9 @@ final class Sequence {
     /** Hashes whose blocks the drainer deduplicates on each rank, or null (counted one per block). */
     @Nullable BlockHashes decodeHashes;
     @Nullable BlockHashes prefillHashes;
+    /** Hashed blocks a prefill in flight on the rank already counts, not charged raw before admission. */
+    long decodeHeld;
+    long prefillHeld;
     long dispatchedAt;
 
     // Drainer-owned.

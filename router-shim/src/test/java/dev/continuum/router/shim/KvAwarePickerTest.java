@@ -127,8 +127,9 @@ class KvAwarePickerTest {
         load.sample(id(3), 0, 30L, 0L);
         index.hold(2, 0, 8).hold(3, 0, 4);
         assertThat(pick(s).decode().worker()).isEqualTo(id(2));
-        // prefill_load_scale 3: w1 = 24 + 48 = 72, w2 = 60 + 10 = 70, w3 = 12 + 34 = 46 (dispatches above
-        // count: w2 now has 128 unanswered tokens and 8 blocks: (448/16 - 8) * 3 + 18 = 78)
+        // prefill_load_scale 3: w1 = 24 + 48 = 72, w2 = 60 + 10 = 70, w3 = 12 + 34 = 46 (the dispatch above
+        // added nothing unanswered to w2, which held the whole prompt, and its 8 active blocks stay below the
+        // sample's 10: w2 is still 70)
         settings.set(new KvPickerSettings(1.0, 3.0, 0, false, null));
         assertThat(pick(s).decode().worker()).isEqualTo(id(3));
     }
@@ -148,6 +149,63 @@ class KvAwarePickerTest {
         assertThat(sel.prefill().worker()).isEqualTo(id(4));
         assertThat(sel.prefillReason()).isEqualTo(SelectionReason.KV_AWARE);
         assertThat(kvResults("overlap")).isEqualTo(1);
+    }
+
+    /** A prompt of a shared {@code prefixBlocks}-block prefix (hashes from 1000) and one block of its own. */
+    private static PromptBlocks sharingPrefix(int prefixBlocks, long own) {
+        long[] hashes = new long[prefixBlocks + 1];
+        for (int i = 0; i < prefixBlocks; i++) {
+            hashes[i] = 1000 + i;
+        }
+        hashes[prefixBlocks] = own;
+        return new PromptBlocks((prefixBlocks + 1) * BS, List.of(new BlockHashes(BS, hashes)));
+    }
+
+    /**
+     * A burst sharing a new prefix, sent before the first request's first token: the rank prefilling the prefix
+     * (known through the predicted overlay, emulated here by a listener that marks the picked rank as holding it)
+     * takes the rest, because the prefix's in-flight prefill there is work they would otherwise repeat elsewhere.
+     * Without the discount every idle rank ties it and the burst is spread, each rank prefilling the prefix once.
+     */
+    @Test
+    void aBurstSharingAPrefixBeingPrefilledStaysOnTheRankPrefillingIt() {
+        DynamoSnapshot s = fed(worker(NS, 1, AGGREGATED), worker(NS, 2, AGGREGATED), worker(NS, 3, AGGREGATED),
+                worker(NS, 4, AGGREGATED));
+        for (long w = 1; w <= 4; w++) {
+            load.sample(id(w), 0, 0L, null); // kv_used_blocks only, as dynamo.vllm 1.4.2 publishes
+        }
+        KvPickListener predicted = new KvPickListener() {
+            @Override
+            public boolean approximate(String namespace, boolean kvEventsPublished) {
+                return false;
+            }
+
+            @Override
+            public void picked(WorkerPin rank, BlockHashes hashes) {
+                index.hold(rank.worker().instanceId(), (int) rank.dpRank(), 500);
+            }
+        };
+        KvAwarePicker burstPicker = new KvAwarePicker(loadPicker, index, settings::get,
+                new KvSelectionMetrics(new SimpleMeterRegistry()), random::nextDouble, predicted);
+        Set<Long> ranks = new java.util.HashSet<>();
+        List<Selection> open = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            Selection sel = burstPicker.pick(s, new PickRequest(MODEL, Set.of(NS), 8016, sharingPrefix(500, 9000 + i)));
+            assertThat(sel).isNotNull();
+            open.add(sel);
+            ranks.add(sel.decode().worker().instanceId());
+        }
+        assertThat(ranks).as("ranks that prefill the shared prefix").hasSize(1);
+        long holder = ranks.iterator().next();
+
+        // A prompt the index says the holder holds as deep, but with other hashes: it does not share the
+        // in-flight prefill, so the holder's backlog counts in full and an idle rank wins.
+        PromptBlocks other = new PromptBlocks(501 * BS, List.of(new BlockHashes(BS, new long[501])));
+        Selection unrelated = burstPicker.pick(s, new PickRequest(MODEL, Set.of(NS), 501 * BS, other));
+        assertThat(unrelated).isNotNull();
+        assertThat(unrelated.decode().worker().instanceId()).isNotEqualTo(holder);
+        unrelated.dispatch().ended(SequenceEnd.COMPLETED);
+        open.forEach(sel -> sel.dispatch().ended(SequenceEnd.COMPLETED));
     }
 
     @Test

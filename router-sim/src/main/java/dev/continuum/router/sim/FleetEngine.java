@@ -42,13 +42,19 @@ final class FleetEngine implements DirectFrontend.Engine {
             return DirectFrontend.immediate(DirectFrontend.InFlight.NONE).accept(decode, decodeRank, prefill,
                     prefillRank, promptTokens);
         }
-        WorkerLoad.Request dr = d.load().accept(decodeRank, promptTokens);
-        WorkerLoad.Request pr = p == null ? null : p.load().accept(prefillRank, promptTokens);
         // The worker that computes the prompt (the prefill worker when pinned) caches it and paces the first token.
         SimWorker computing = p == null ? d : p;
         WorkerKv cache = computing.kv();
+        boolean hashed = kv != null && cache != null && body != null;
+        WorkerLoad.Request dr = d.load().accept(decodeRank, promptTokens, hashed);
+        WorkerLoad.Request pr = p == null ? null : p.load().accept(prefillRank, promptTokens, hashed);
         CompletableFuture<Void> firstToken = kv == null || cache == null || body == null ? NO_GATE
-                : kv.serve(cache, pr == null ? dr.rank() : pr.rank(), body);
+                : kv.serve(cache, pr == null ? dr.rank() : pr.rank(), body, (hashes, tokens) -> {
+                    d.load().hashed(dr, hashes, tokens);
+                    if (p != null && pr != null) {
+                        p.load().hashed(pr, hashes, tokens);
+                    }
+                });
         return new PairTicket(d.load(), dr, p == null ? null : p.load(), pr, firstToken);
     }
 

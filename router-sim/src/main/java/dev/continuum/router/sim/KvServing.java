@@ -61,11 +61,20 @@ final class KvServing implements AutoCloseable {
         return unreadable.get();
     }
 
+    /** Told a prompt's block hashes (by sequence hash) and its token count once the simulator tokenized it. */
+    interface BlocksKnown {
+        void tokenized(long[] seqHashes, int promptTokens);
+    }
+
+    /** What a prompt served without KV tells as its block hashes: none, so its blocks count one per block. */
+    private static final long[] NO_HASHES = new long[0];
+
     /**
      * Serves {@code body} on {@code rank} of {@code worker} for a request arriving now; the future completes when
-     * its first token may be sent.
+     * its first token may be sent. {@code blocksKnown} learns the prompt's tokens and block hashes once it is
+     * tokenized.
      */
-    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body) {
+    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, BlocksKnown blocksKnown) {
         long arrival = clock.getAsLong();
         CompletableFuture<Void> firstToken = new CompletableFuture<>();
         // About four characters of body per prompt token: counted as the rank's backlog until tokenized.
@@ -75,10 +84,12 @@ final class KvServing implements AutoCloseable {
             encoders.execute(() -> {
                 try {
                     WorkerKv.Served s = worker.serve(rank, tokenizer.promptTokens(body), arrival, estimate);
+                    blocksKnown.tokenized(s.seqHashes(), s.promptTokens());
                     long wait = arrival + s.ttftNanos() - clock.getAsLong();
                     timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
                 } catch (RuntimeException e) {
                     worker.withdraw(rank, estimate);
+                    blocksKnown.tokenized(NO_HASHES, (int) Math.min(Integer.MAX_VALUE, estimate)); // one per block
                     if (unreadable.getAndIncrement() == 0) {
                         LOG.log(System.Logger.Level.WARNING, "sim fleet: a prompt served without KV: " + e);
                     }
@@ -87,6 +98,7 @@ final class KvServing implements AutoCloseable {
             });
         } catch (RejectedExecutionException e) {
             worker.withdraw(rank, estimate);
+            blocksKnown.tokenized(NO_HASHES, (int) Math.min(Integer.MAX_VALUE, estimate));
             firstToken.complete(null); // closing
         }
         return firstToken;

@@ -31,7 +31,8 @@ final class WorkerKv implements AutoCloseable {
     static final int MAX_BATCH_BLOCKS = 128;
 
     /** What serving one prompt cost. */
-    record Served(int rank, int promptTokens, int cachedTokens, long ttftNanos) {
+    /** @param seqHashes the prompt's full blocks, by sequence hash (what a prefix-caching engine shares) */
+    record Served(int rank, int promptTokens, int cachedTokens, long ttftNanos, long[] seqHashes) {
     }
 
     /** Totals since start, for the replay harness. */
@@ -170,7 +171,7 @@ final class WorkerKv implements AutoCloseable {
             ttfts.add(ttft);
         }
         send();
-        return new Served(r, tokens.length, cached, ttft);
+        return new Served(r, tokens.length, cached, ttft, seq);
     }
 
     /** vLLM's batch {@code ts}: wall-clock seconds. */

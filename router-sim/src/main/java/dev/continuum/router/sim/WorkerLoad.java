@@ -2,6 +2,7 @@ package dev.continuum.router.sim;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -20,11 +21,16 @@ final class WorkerLoad {
     /** One request on this worker. */
     final class Request {
         private final int rank;
-        private final int promptTokens;
+        /** The frontend's estimate, then the tokenized count once the KV side tells it ({@link #hashed}). */
+        private int promptTokens;
         private int generated;
         private boolean admitted;
         private boolean ended;
         private @Nullable Runnable parked;
+        /** The prompt's full blocks by sequence hash, once the KV side tokenized it (null: counted one per block). */
+        private long @Nullable [] blockHashes;
+        /** The KV side will tell the hashes: until then the prompt holds no blocks (the engine has not scheduled it). */
+        private boolean hashesPending;
 
         private Request(int rank, int promptTokens) {
             this.rank = rank;
@@ -66,8 +72,17 @@ final class WorkerLoad {
 
     /** Takes a request on {@code rank}, or on the least busy rank when {@code rank} is negative or out of range. */
     synchronized Request accept(int rank, int promptTokens) {
+        return accept(rank, promptTokens, false);
+    }
+
+    /**
+     * As {@link #accept(int, int)}; with {@code hashesPending} the KV side tokenizes the prompt and tells its block
+     * hashes ({@link #hashed}), and the prompt's blocks count from then, shared ones once.
+     */
+    synchronized Request accept(int rank, int promptTokens, boolean hashesPending) {
         int r = rank >= 0 && rank < running.size() ? rank : leastBusy();
         Request request = new Request(r, Math.max(1, promptTokens));
+        request.hashesPending = hashesPending;
         if (running.get(r).size() < slots) {
             request.admitted = true;
             running.get(r).add(request);
@@ -182,12 +197,37 @@ final class WorkerLoad {
         return waiting.stream().mapToInt(ArrayDeque::size).sum();
     }
 
-    /** KV blocks in use on {@code rank}: the running requests' prompt and generated tokens, capped at capacity. */
+    /**
+     * The prompt of {@code request} has {@code promptTokens} tokens and these full blocks (by sequence hash), which
+     * it shares with its peers.
+     */
+    synchronized void hashed(Request request, long[] seqHashes, int promptTokens) {
+        request.blockHashes = seqHashes;
+        request.promptTokens = Math.max(1, promptTokens);
+    }
+
+    /**
+     * KV blocks in use on {@code rank}: the running requests' prompt and generated tokens, capped at capacity. A
+     * prompt block that several running requests share (same sequence hash) is in use once, as a prefix-caching
+     * engine (vLLM's block pool) counts it in {@code kv_used_blocks}.
+     */
     synchronized long kvUsedBlocks(int rank) {
         long sum = 0;
+        Set<Long> shared = null;
         for (Request r : running.get(rank)) {
-            sum += r.blocks();
+            long[] hashes = r.blockHashes;
+            if (hashes == null) {
+                sum += r.hashesPending ? 0 : r.blocks();
+                continue;
+            }
+            if (shared == null) {
+                shared = new HashSet<>();
+            }
+            for (long h : hashes) {
+                shared.add(h);
+            }
+            sum += Math.max(0, r.blocks() - hashes.length); // the partial block and the generated tokens
         }
-        return Math.min(capacity, sum);
+        return Math.min(capacity, sum + (shared == null ? 0 : shared.size()));
     }
 }
