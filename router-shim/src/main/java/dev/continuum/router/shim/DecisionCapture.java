@@ -46,8 +46,9 @@ final class DecisionCapture {
                     bestHeld = h;
                 }
             }
-            if (k != winner && !Double.isNaN(costs[k])) {
-                p.offer(k, costs[k]);
+            double c = costs[k];
+            if (k != winner && !Double.isNaN(c) && p.admits(c)) {
+                p.offer(k, c);
             }
         }
         p.winnerOverlap = winnerOverlap;
@@ -128,7 +129,7 @@ final class DecisionCapture {
         boolean[] stalled = sc.stalled;
         for (int k = 0; k < n; k++) {
             double c = costs[k];
-            if (k != winner && !Double.isNaN(c) && !(anyUnstalled && stalled[k])) {
+            if (k != winner && !Double.isNaN(c) && !(anyUnstalled && stalled[k]) && p.admits(c)) {
                 p.offer(k, c);
             }
         }

@@ -82,6 +82,14 @@ final class DecisionStaging {
         }
 
         /**
+         * Whether a candidate of cost {@code c}, later in the picker's order than every one offered so far, would be
+         * held: the capture's loops ask this before {@link #offer}, so most of a large phase costs one comparison.
+         */
+        boolean admits(double c) {
+            return others < cap || (cap > 0 && c < offered[0]);
+        }
+
+        /**
          * Offers candidate {@code k} (eligible, not the winner, with a defined cost): held while it is among the
          * {@code cap} cheapest offered. A bounded max-heap, log(cap) comparisons, no allocation.
          */

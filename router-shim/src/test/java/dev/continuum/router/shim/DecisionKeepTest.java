@@ -42,7 +42,7 @@ class DecisionKeepTest {
     /**
      * The candidates a phase with these costs (NaN: no cost) keeps when it holds up to {@code cap} others during
      * capture and a record emits {@code others} of them; all are eligible unless listed in {@code ineligible}. The
-     * offers are what {@link DecisionCapture} makes: eligible non-winners with a cost.
+     * offers are what {@link DecisionCapture} makes: eligible non-winners with a cost that the heap admits.
      */
     private static int[] kept(int winner, double[] costs, int cap, int others, int[] ineligible) {
         DecisionStaging.Phase p = new DecisionStaging.Phase();
@@ -51,7 +51,8 @@ class DecisionKeepTest {
         p.start(cap);
         for (int k = 0; k < costs.length; k++) {
             int at = k;
-            if (k != winner && !Double.isNaN(costs[k]) && Arrays.stream(ineligible).noneMatch(i -> i == at)) {
+            if (k != winner && !Double.isNaN(costs[k]) && Arrays.stream(ineligible).noneMatch(i -> i == at)
+                    && p.admits(costs[k])) {
                 p.offer(k, costs[k]);
             }
         }

@@ -251,7 +251,7 @@ public final class KvReplay {
             }
             CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).exceptionally(e -> null)
                     .get(30, TimeUnit.MINUTES);
-            long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client) : -1;
+            long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
             return result(a, workers, baseline, sent.size(), (int) failed.get(), perTokenNanos * a.speedup() / 1000.0,
                     maxLag / 1e6, serving, routerAvoidable);
         }
@@ -367,12 +367,16 @@ public final class KvReplay {
         }
     }
 
-    /** The router's running total of avoidable prefill tokens (its decision records' counter). */
-    private static long routerAvoidable(Args a, HttpClient client) throws Exception {
+    /**
+     * The router's running total of avoidable prefill tokens (its decision records' counter); the whole totals
+     * line (records by result, scored prompt tokens, overlaps) is logged, since only KV-scored decisions count.
+     */
+    private static long routerAvoidable(Args a, HttpClient client, PrintStream log) throws Exception {
         HttpResponse<String> r = client.send(HttpRequest.newBuilder(Objects.requireNonNull(a.router())
                         .resolve("/admin/dynamo/decisions?limit=1")).header("authorization", "Bearer " + a.adminToken())
                 .build(), HttpResponse.BodyHandlers.ofString());
         JsonNode totals = JSON.readTree(r.body()).path("totals");
+        log.println("router decision totals: " + totals);
         return r.statusCode() == 200 && totals.has("avoidable_prefill_tokens")
                 ? totals.get("avoidable_prefill_tokens").asLong() : -1;
     }
