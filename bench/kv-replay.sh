@@ -10,7 +10,9 @@
 #   oracle-ttft  pinned by the harness to the worker whose simulated time to first token is lowest
 #   bound        no fleet: every earlier prompt's blocks cached and no queue, what no placement can beat
 # and prints one Markdown table: prompt-token cache hit rate, simulated TTFT p50/p90/p99 (trace milliseconds),
-# the busiest worker's request share over the mean, and the requests per worker. docs/benchmarks.md records a run.
+# the busiest worker's request share over the mean, and the requests per worker; per mode, the avoidable prefill
+# tokens the simulator counted (prompt tokens served uncached although another rank held them, any rank and a rank
+# no busier) and, through the router, the router's decision records' total. docs/benchmarks.md records a run.
 #
 #   bench/kv-replay.sh TRACE.jsonl                               # every mode, the whole trace
 #   MODES="load-only round-robin oracle" REQUESTS=1000 bench/kv-replay.sh TRACE.jsonl
@@ -170,6 +172,8 @@ cat "$table"
 grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
 for mode in $MODES; do
   [ -f "$work/$mode/replay.log" ] && echo "$mode: $(grep -ho "largest send lag .*" "$work/$mode/replay.log")"
+  # The simulator's avoidable prefill tokens (another rank held them when served) and the router's own total.
+  [ -f "$work/$mode/replay.log" ] && { grep -hE "avoidable prefill tokens|router decision totals" "$work/$mode/replay.log" || true; } | sed "s/^/$mode: /"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${OUT:-}" ] || cp "$table" "$OUT"

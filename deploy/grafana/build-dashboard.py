@@ -248,6 +248,11 @@ panel("Decision quality: avoidable prefill",
         "scored prompt tokens/s"),
        ("sum(rate(continuum_dynamo_decisions_recorded_total%s[$__rate_interval]))" % SEL, "records/s")],
       description="Prompt tokens prefilled although an eligible, not-busier rank held them.")
+panel("Decision quality: observed / predicted TTFT",
+      quantiles("continuum_dynamo_decision_ttft_ratio", "basis", "{{basis}}")
+      + [("max by (basis) (continuum_dynamo_decision_ttft_ratio_max%s)" % SEL, "max {{basis}}")],
+      description="Observed over predicted time to first token of the rank that prefilled; 1 is a perfect "
+                  "forecast (docs/operations.md, Decision quality).")
 end_row()
 
 row("Backend KV cache index")

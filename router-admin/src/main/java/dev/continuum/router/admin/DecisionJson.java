@@ -4,6 +4,7 @@ import dev.continuum.router.shim.decisions.DecisionLog;
 import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.PhaseTerms;
 import dev.continuum.router.shim.decisions.RankTerms;
+import dev.continuum.router.shim.decisions.TtftPrediction;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,6 +47,19 @@ final class DecisionJson {
         m.put("winner_overlap_blocks", r.winnerOverlap());
         m.put("best_overlap_blocks", r.bestOverlap());
         m.put("avoidable_prefill_tokens", r.avoidableTokens());
+        TtftPrediction t = r.ttft();
+        if (t == null) {
+            m.put("ttft", null);
+        } else {
+            Map<String, Object> ttft = new LinkedHashMap<>();
+            ttft.put("worker", hex(t.workerId()));
+            ttft.put("dp_rank", t.dpRank());
+            ttft.put("work_tokens", t.workTokens());
+            ttft.put("basis", t.basis().label());
+            ttft.put("predicted_ms", t.predictedNanos() < 0 ? null : t.predictedNanos() / 1e6);
+            ttft.put("observed_ms", t.observedNanos() < 0 ? null : t.observedNanos() / 1e6);
+            m.put("ttft", ttft);
+        }
         return m;
     }
 

@@ -18,6 +18,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -74,6 +75,12 @@ final class Demo implements AutoCloseable {
      */
     static Demo start(Map<String, String> env, List<String> binds, @Nullable String logLevel,
             @Nullable Path kvTokenizerDir) throws Exception {
+        return start(env, binds, logLevel, kvTokenizerDir, UnaryOperator.identity());
+    }
+
+    /** As above, with the simulated fleet's options adjusted (tests: a larger fleet). */
+    static Demo start(Map<String, String> env, List<String> binds, @Nullable String logLevel,
+            @Nullable Path kvTokenizerDir, UnaryOperator<SimFleet.Options> fleetOptions) throws Exception {
         if (kvTokenizerDir != null) {
             for (String file : List.of("tokenizer.json", "tokenizer_config.json")) {
                 if (!Files.isRegularFile(kvTokenizerDir.resolve(file))) {
@@ -91,7 +98,7 @@ final class Demo implements AutoCloseable {
                 options = options.withKv(SimKv.of(kvTokenizerDir.resolve("tokenizer.json"),
                         kvTokenizerDir.resolve("tokenizer_config.json")));
             }
-            fleet = SimFleet.start(options);
+            fleet = SimFleet.start(fleetOptions.apply(options));
             Path config = dir.resolve("demo.yaml");
             try (InputStream in = Demo.class.getResourceAsStream(CONFIG_RESOURCE)) {
                 if (in == null) {

@@ -131,6 +131,40 @@ class FleetPageBrowserTest {
         assertThat(browser.eval("document.getElementById('status').className").asText()).isEqualTo("status");
     }
 
+    /**
+     * Hours of updates in seconds: 400 poll rounds driven back to back through the page's test hook (at the page's
+     * rate that is 13 minutes), with requests routed between them so every round changes the tables and the trend.
+     * The trend keeps its 120 points and the document's element count stays where the first rounds left it.
+     */
+    @Test
+    void aPageLeftOpenHoldsItsSizeFlat() throws Exception {
+        route(26); // the latest-decisions table is full from the first round on
+        browser.headers(ADMIN);
+        browser.navigate(demo.routerUrl() + "/admin/ui");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() ->
+                browser.eval("typeof window.continuumFleetPage === 'object'"
+                        + " && document.querySelectorAll('#ranks tbody tr').length >= 4").asBoolean());
+        browser.errors.clear();
+        long[] elements = new long[4];
+        for (int batch = 0; batch < elements.length; batch++) {
+            route(2);
+            browser.eval("window.polled = null; (async () => { for (let i = 0; i < 100; i++)"
+                    + " await window.continuumFleetPage.poll(); window.polled = window.continuumFleetPage.sizes(); })()");
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() ->
+                    !browser.eval("window.polled").isNull() && browser.eval("window.polled").isObject());
+            JsonNode sizes = browser.eval("window.polled");
+            elements[batch] = sizes.get("elements").asLong();
+            assertThat(sizes.get("history").asInt()).as("trend points after %d rounds", 100 * (batch + 1))
+                    .isLessThanOrEqualTo(120);
+        }
+        assertThat(browser.eval("window.continuumFleetPage.sizes().history").asInt()).isEqualTo(120);
+        // Tables are replaced in place: the latest decisions are capped at 25 rows, the ranks are the fleet's.
+        assertThat(elements).as("elements after each 100 rounds").containsOnly(elements[0]);
+        assertThat(browser.eval("document.querySelectorAll('#decisions tbody tr').length").asInt())
+                .isLessThanOrEqualTo(25);
+        assertThat(browser.errors).as("console errors").isEmpty();
+    }
+
     @Test
     void thePageIsRefusedWithoutTheAdminToken() throws Exception {
         browser.headers(Map.of());

@@ -1,99 +1,183 @@
 package dev.continuum.router.shim;
 
 /**
- * Copies one scored phase from a picker's scratch space into the thread's {@link DecisionStaging}: called once
- * per phase after the scoring loop, only while a record is wanted, so the loop itself stays as it was. The terms
- * the picker did not keep (credit, adjusted prefill, decode term) are recomputed here from what it did keep, with
- * the same formulas ({@link KvCosts}).
+ * Captures one scored phase from a picker's scratch space into the thread's {@link DecisionStaging}: called once
+ * per phase after the scoring loop, only while a record is wanted, so the loop itself stays as it was. One pass
+ * over the picker's own cost and eligibility arrays chooses the candidates the record can keep and, for the KV
+ * formula, sums the quality figures; the full terms are then derived for those few only. The terms the picker did
+ * not keep (credit, adjusted prefill, decode term) are recomputed from what it did keep, with the same formulas
+ * ({@link KvCosts}).
  */
 final class DecisionCapture {
+    private static final String[] KV_KINDS = {"prefill", "aggregated", "conditional_decode"};
+
     private DecisionCapture() {
     }
 
-    /** A phase the KV formula scored; {@code anyFresh} false means every rank competed without load. */
+    /**
+     * A phase the KV formula scored; {@code anyFresh} false means every rank competed without load. Quality, over
+     * every candidate: the winner's overlap, the best eligible overlap, and the prompt tokens an eligible candidate
+     * whose load part of the cost ({@link #busy}) is not above the winner's held beyond what the winner held.
+     */
     static void kvPhase(DecisionStaging st, KvAwarePicker.Phase phase, LoadBasedPicker.Scratch parts, int nParts,
             int n, KvAwarePicker.KvScratch kv, boolean anyFresh, int winner, double draw, long isl,
             KvPickerSettings set) {
-        DecisionStaging.Phase p = st.next(phase.name().toLowerCase(java.util.Locale.ROOT), true, n, isl);
-        p.winner = winner;
+        DecisionStaging.Phase p = st.next(KV_KINDS[phase.ordinal()], true, n, winner, isl);
         p.draw = draw;
-        int k = 0;
-        for (int part = 0; part < nParts; part++) {
-            CandidateRanks ranks = parts.parts[part];
-            for (int i = 0; i < ranks.size; i++, k++) {
-                p.workerId[k] = ranks.pins[i].worker().instanceId();
-                p.dpRank[k] = (int) ranks.pins[i].dpRank();
-                long bs = Math.max(1, kv.blockSize[k]);
-                int ov = kv.overlap[k];
-                p.sampleBacklog[k] = kv.backlog[k];
-                p.ledgerTokens[k] = kv.ledgerTokens[k];
-                p.ledgerBlocks[k] = kv.ledgerBlocks[k];
-                p.overlap[k] = ov;
-                p.blockSize[k] = bs;
-                p.credited[k] = set.overlapScoreCredit() * ov;
-                p.cost[k] = kv.eligible[k] || kv.defined[k] ? kv.costs[k] : Double.NaN;
-                p.eligible[k] = kv.eligible[k];
-                p.state[k] = !anyFresh ? (kv.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET)
-                        : !kv.defined[k] ? DecisionStaging.SILENT
-                        : kv.stalled[k] ? DecisionStaging.STALLED
-                        : kv.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
-                long prefillTokens;
-                long decodeBacklog;
-                switch (phase) {
-                    case PREFILL -> {
-                        prefillTokens = LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerTokens[k]);
-                        decodeBacklog = Math.max(0, kv.other[k]);
-                    }
-                    case AGGREGATED -> {
-                        prefillTokens = LoadCosts.add(Math.max(0, kv.other[k]), kv.ledgerTokens[k]);
-                        decodeBacklog = LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerBlocks[k]);
-                    }
-                    default -> {
-                        prefillTokens = 0;
-                        decodeBacklog = LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerBlocks[k]);
-                    }
-                }
-                if (!anyFresh) {
-                    prefillTokens = 0;
-                    decodeBacklog = 0;
-                }
-                boolean prefillTerm = phase != KvAwarePicker.Phase.CONDITIONAL_DECODE;
-                double raw = (double) LoadCosts.add(prefillTokens, isl) / bs;
-                p.adjusted[k] = prefillTerm ? Math.max(0, raw - p.credited[k]) : 0;
-                p.decode[k] = anyFresh ? KvCosts.decode(decodeBacklog, isl, bs, ov) : 0;
-                p.busy[k] = (prefillTerm ? set.prefillLoadScale() * prefillTokens / bs : 0) + decodeBacklog;
+        int winnerOverlap = kv.overlap[winner];
+        long held = Math.min(isl, (long) winnerOverlap * Math.max(1, kv.blockSize[winner]));
+        double winnerBusy = Double.NaN; // computed on the first candidate that could beat the winner's hold
+        long bestHeld = held;
+        int bestOverlap = winnerOverlap;
+        boolean[] eligible = kv.eligible;
+        double[] costs = kv.costs;
+        for (int k = 0; k < n; k++) {
+            if (!eligible[k]) {
+                continue;
             }
+            int ov = kv.overlap[k];
+            bestOverlap = Math.max(bestOverlap, ov);
+            long h = Math.min(isl, (long) ov * Math.max(1, kv.blockSize[k]));
+            if (h > bestHeld) {
+                if (Double.isNaN(winnerBusy)) {
+                    winnerBusy = busy(phase, kv, winner, anyFresh, set);
+                }
+                if (busy(phase, kv, k, anyFresh, set) <= winnerBusy) {
+                    bestHeld = h;
+                }
+            }
+            double c = costs[k];
+            if (k != winner && !Double.isNaN(c) && p.admits(c)) {
+                p.offer(k, c);
+            }
+        }
+        p.winnerOverlap = winnerOverlap;
+        p.bestOverlap = bestOverlap;
+        p.avoidable = bestHeld - held;
+        p.winnerWork = LoadCosts.add(prefillTokens(phase, kv, winner, anyFresh), isl - held);
+        int slots = p.finish();
+        for (int s = 0; s < slots; s++) {
+            kvTerms(p, s, phase, parts, nParts, kv, anyFresh, isl, set);
         }
     }
 
+    private static void kvTerms(DecisionStaging.Phase p, int s, KvAwarePicker.Phase phase,
+            LoadBasedPicker.Scratch parts, int nParts, KvAwarePicker.KvScratch kv, boolean anyFresh, long isl,
+            KvPickerSettings set) {
+        int k = p.position[s];
+        pin(p, s, parts, nParts, k);
+        long bs = Math.max(1, kv.blockSize[k]);
+        int ov = kv.overlap[k];
+        p.sampleBacklog[s] = kv.backlog[k];
+        p.ledgerTokens[s] = kv.ledgerTokens[k];
+        p.ledgerBlocks[s] = kv.ledgerBlocks[k];
+        p.overlap[s] = ov;
+        p.blockSize[s] = bs;
+        p.credited[s] = set.overlapScoreCredit() * ov;
+        p.cost[s] = kv.eligible[k] || kv.defined[k] ? kv.costs[k] : Double.NaN;
+        p.eligible[s] = kv.eligible[k];
+        p.state[s] = !anyFresh ? (kv.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET)
+                : !kv.defined[k] ? DecisionStaging.SILENT
+                : kv.stalled[k] ? DecisionStaging.STALLED
+                : kv.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
+        boolean prefillTerm = phase != KvAwarePicker.Phase.CONDITIONAL_DECODE;
+        double raw = (double) LoadCosts.add(prefillTokens(phase, kv, k, anyFresh), isl) / bs;
+        p.adjusted[s] = prefillTerm ? Math.max(0, raw - p.credited[s]) : 0;
+        p.decode[s] = anyFresh ? KvCosts.decode(decodeBacklog(phase, kv, k, anyFresh), isl, bs, ov) : 0;
+    }
+
+    /** The load part of candidate {@code k}'s cost: the formula without the request's own blocks. */
+    private static double busy(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh,
+            KvPickerSettings set) {
+        long decodeBacklog = decodeBacklog(phase, kv, k, anyFresh);
+        if (phase == KvAwarePicker.Phase.CONDITIONAL_DECODE) {
+            return decodeBacklog;
+        }
+        return set.prefillLoadScale() * prefillTokens(phase, kv, k, anyFresh) / Math.max(1, kv.blockSize[k])
+                + decodeBacklog;
+    }
+
+    /** The prefill backlog the formula counted for {@code k}: the sample's field plus the ledger's tokens. */
+    private static long prefillTokens(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
+        if (!anyFresh) {
+            return 0;
+        }
+        return switch (phase) {
+            case PREFILL -> LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerTokens[k]);
+            case AGGREGATED -> LoadCosts.add(Math.max(0, kv.other[k]), kv.ledgerTokens[k]);
+            case CONDITIONAL_DECODE -> 0;
+        };
+    }
+
+    /** The decode backlog the formula counted for {@code k}. */
+    private static long decodeBacklog(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
+        if (!anyFresh) {
+            return 0;
+        }
+        return phase == KvAwarePicker.Phase.PREFILL ? Math.max(0, kv.other[k])
+                : LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerBlocks[k]);
+    }
+
     /** A phase the load-only formula scored (costs NaN where a rank had none). */
-    static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch s, int nParts, int n,
+    static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch sc, int nParts, int n,
             boolean anyUnstalled, int winner, long est) {
-        DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, est);
-        p.winner = winner;
-        int k = 0;
-        for (int part = 0; part < nParts; part++) {
-            CandidateRanks ranks = s.parts[part];
-            for (int i = 0; i < ranks.size; i++, k++) {
-                p.workerId[k] = ranks.pins[i].worker().instanceId();
-                p.dpRank[k] = (int) ranks.pins[i].dpRank();
-                p.sampleBacklog[k] = s.backlog[k];
-                p.ledgerTokens[k] = decode ? 0 : s.pending[k];
-                p.ledgerBlocks[k] = decode ? s.pending[k] : 0;
-                p.overlap[k] = 0;
-                p.blockSize[k] = ranks.costBlockSize[i];
-                p.credited[k] = 0;
-                p.adjusted[k] = 0;
-                p.decode[k] = 0;
-                double c = s.costs[k];
-                p.cost[k] = c;
-                p.busy[k] = c;
-                boolean defined = !Double.isNaN(c);
-                p.eligible[k] = defined && !(anyUnstalled && s.stalled[k]);
-                p.state[k] = !defined ? DecisionStaging.SILENT
-                        : s.stalled[k] ? DecisionStaging.STALLED
-                        : s.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
+        DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
+        // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone.
+        p.winnerWork = decode ? est : LoadCosts.add(LoadCosts.add(Math.max(0, sc.backlog[winner]), sc.pending[winner]),
+                est);
+        double[] costs = sc.costs;
+        boolean[] stalled = sc.stalled;
+        for (int k = 0; k < n; k++) {
+            double c = costs[k];
+            if (k != winner && !Double.isNaN(c) && !(anyUnstalled && stalled[k]) && p.admits(c)) {
+                p.offer(k, c);
             }
         }
+        int slots = p.finish();
+        for (int s = 0; s < slots; s++) {
+            int k = p.position[s];
+            pin(p, s, sc, nParts, k);
+            p.sampleBacklog[s] = sc.backlog[k];
+            p.ledgerTokens[s] = decode ? 0 : sc.pending[k];
+            p.ledgerBlocks[s] = decode ? sc.pending[k] : 0;
+            p.overlap[s] = 0;
+            p.blockSize[s] = costBlockSize(sc, nParts, k);
+            p.credited[s] = 0;
+            p.adjusted[s] = 0;
+            p.decode[s] = 0;
+            double c = costs[k];
+            p.cost[s] = c;
+            boolean defined = !Double.isNaN(c);
+            p.eligible[s] = defined && !(anyUnstalled && stalled[k]);
+            p.state[s] = !defined ? DecisionStaging.SILENT
+                    : stalled[k] ? DecisionStaging.STALLED
+                    : sc.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
+        }
+    }
+
+    /** Copies the pin of the {@code k}-th candidate of the parts into slot {@code s}. */
+    private static void pin(DecisionStaging.Phase p, int s, LoadBasedPicker.Scratch sc, int nParts, int k) {
+        int left = k;
+        for (int part = 0; part < nParts; part++) {
+            CandidateRanks ranks = sc.parts[part];
+            if (left < ranks.size) {
+                p.workerId[s] = ranks.pins[left].worker().instanceId();
+                p.dpRank[s] = (int) ranks.pins[left].dpRank();
+                return;
+            }
+            left -= ranks.size;
+        }
+    }
+
+    private static long costBlockSize(LoadBasedPicker.Scratch sc, int nParts, int k) {
+        int left = k;
+        for (int part = 0; part < nParts; part++) {
+            CandidateRanks ranks = sc.parts[part];
+            if (left < ranks.size) {
+                return ranks.costBlockSize[left];
+            }
+            left -= ranks.size;
+        }
+        return 0;
     }
 }

@@ -5,6 +5,7 @@ import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.DecisionSettings;
 import dev.continuum.router.shim.decisions.PhaseTerms;
 import dev.continuum.router.shim.decisions.RankTerms;
+import dev.continuum.router.shim.decisions.TtftPrediction;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -31,7 +32,9 @@ final class DecisionRecorder {
     /** Arms this thread's staging for the pick about to run; returns the settings read for it. */
     DecisionSettings begin() {
         DecisionSettings s = log.settings();
-        LoadBasedPicker.scratch().staging.begin(s.enabled());
+        // Capture holds as many others as a one-phase record could keep; commit trims a two-phase record further.
+        LoadBasedPicker.scratch().staging.begin(s.enabled(),
+                Math.min(s.candidatesPerPhase(), s.candidatesPerRecord() - 1));
         return s;
     }
 
@@ -56,30 +59,18 @@ final class DecisionRecorder {
         // Quality is judged on the phase that prefills: the last one the KV formula scored.
         DecisionStaging.Phase prefilling = null;
         for (int i = 0; i < phases; i++) {
-            if (st.phase[i].kv) {
+            if (st.phase[i].kv && st.phase[i].n > 0) {
                 prefilling = st.phase[i];
             }
         }
-        int winnerOverlap = 0;
-        int bestOverlap = 0;
-        long avoidable = 0;
-        if (prefilling != null && prefilling.n > 0) {
-            DecisionStaging.Phase p = prefilling;
-            int w = p.winner;
-            winnerOverlap = p.overlap[w];
-            long held = Math.min(p.isl, (long) winnerOverlap * p.blockSize[w]);
-            long bestHeld = held;
-            for (int k = 0; k < p.n; k++) {
-                if (!p.eligible[k]) {
-                    continue;
-                }
-                bestOverlap = Math.max(bestOverlap, p.overlap[k]);
-                if (p.busy[k] <= p.busy[w]) {
-                    bestHeld = Math.max(bestHeld, Math.min(p.isl, (long) p.overlap[k] * p.blockSize[k]));
-                }
-            }
-            bestOverlap = Math.max(bestOverlap, winnerOverlap);
-            avoidable = bestHeld - held;
+        int winnerOverlap = prefilling == null ? 0 : prefilling.winnerOverlap;
+        int bestOverlap = prefilling == null ? 0 : prefilling.bestOverlap;
+        long avoidable = prefilling == null ? 0 : prefilling.avoidable;
+        // The time to first token is predicted for the rank that prefills: the winner of the last phase scored.
+        TtftPrediction ttft = null;
+        if (phases > 0) {
+            DecisionStaging.Phase last = st.phase[phases - 1];
+            ttft = log.predict(last.workerId[last.others], last.dpRank[last.others], last.winnerWork);
         }
         PromptBlocks prompt = request.prompt();
         BlockHashes first = prompt == null || prompt.blockHashes().isEmpty() ? null : prompt.blockHashes().get(0);
@@ -102,7 +93,7 @@ final class DecisionRecorder {
                 selection.decodeReason().label(), selection.prefillReason().label(),
                 selection.decode().worker().instanceId(), (int) selection.decode().dpRank(),
                 prefill == null ? -1 : prefill.worker().instanceId(), prefill == null ? -1 : (int) prefill.dpRank(),
-                stats, terms, winnerOverlap, bestOverlap, avoidable, bytes));
+                stats, terms, winnerOverlap, bestOverlap, avoidable, ttft, bytes));
         return id;
     }
 
@@ -112,17 +103,17 @@ final class DecisionRecorder {
 
     /** The phase's terms: its winner and the {@code others} cheapest eligible others, in the picker's order. */
     private static PhaseTerms phase(DecisionStaging.Phase p, int others) {
-        int size = p.keep(others);
+        int size = p.emit(others);
         RankTerms[] out = new RankTerms[size];
         int winner = 0;
         for (int j = 0; j < size; j++) {
-            int k = p.kept[j];
-            if (k == p.winner) {
+            int s = p.emitted[j];
+            if (s == p.others) {
                 winner = j;
             }
-            out[j] = new RankTerms(p.workerId[k], p.dpRank[k], p.sampleBacklog[k], p.ledgerTokens[k],
-                    p.ledgerBlocks[k], -1, p.overlap[k], p.blockSize[k], p.credited[k], p.adjusted[k], p.decode[k],
-                    DecisionStaging.STATES[p.state[k]], p.cost[k], p.eligible[k]);
+            out[j] = new RankTerms(p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s],
+                    p.ledgerBlocks[s], -1, p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s],
+                    DecisionStaging.STATES[p.state[s]], p.cost[s], p.eligible[s]);
         }
         return PhaseTerms.owning(p.kind, out, p.n - size, winner, p.draw);
     }

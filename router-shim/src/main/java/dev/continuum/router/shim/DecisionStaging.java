@@ -4,9 +4,11 @@ import dev.continuum.router.shim.decisions.DecisionSettings;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One thread's copy of the terms of the decision it is making, filled by the pickers after each phase's scoring
- * loop (never inside it) while {@link #active}, and turned into a record by {@link DecisionRecorder}. Lives in
- * the pickers' per-thread scratch space and is reused, so staging allocates nothing at steady state.
+ * One thread's copy of the decision it is making, filled by {@link DecisionCapture} after each phase's scoring
+ * loop (never inside it) while {@link #active}, and turned into a record by {@link DecisionRecorder}. It holds
+ * only the candidates a record can keep (the winner and at most {@link #cap} cheapest eligible others, chosen
+ * from the picker's own arrays) and the phase's quality figures, in fixed-size arrays: staging never allocates
+ * and never copies the terms of a candidate the record will not keep.
  */
 final class DecisionStaging {
     static final byte FRESH = 0;
@@ -15,140 +17,187 @@ final class DecisionStaging {
     static final byte STALLED = 3;
     static final String[] STATES = {"fresh", "quiet", "silent", "stalled"};
 
-    /** Set by the recorder for the pick about to run; pickers copy terms only while it is set. */
+    /** Set by the recorder for the pick about to run; pickers capture only while it is set. */
     boolean active;
+    /** The most non-winning candidates a phase of this pick's record can keep. */
+    int cap;
     /** The KV picker's result for this pick, or null (the load-only picker decided). */
     @Nullable KvSelectionResult result;
     int phases;
     final Phase[] phase = {new Phase(), new Phase()};
 
-    /** The terms of one scored phase, in the picker's candidate order. */
+    /**
+     * One scored phase: the kept candidates' terms by slot. Slots {@code 0 .. others-1} hold the cheapest eligible
+     * non-winners in cost order (ties to the earlier candidate); slot {@code others} holds the winner.
+     */
     static final class Phase {
+        static final int SLOTS = DecisionSettings.MAX_CANDIDATES + 1;
+
         String kind = "";
         boolean kv;
+        /** The candidates the picker scored (kept or not). */
         int n;
+        /** The winner's position in the picker's order. */
         int winner;
         double draw = Double.NaN;
         long isl;
-        long[] workerId = new long[0];
-        int[] dpRank = new int[0];
-        long[] sampleBacklog = new long[0];
-        long[] ledgerTokens = new long[0];
-        long[] ledgerBlocks = new long[0];
-        int[] overlap = new int[0];
-        long[] blockSize = new long[0];
-        double[] credited = new double[0];
-        double[] adjusted = new double[0];
-        double[] decode = new double[0];
-        double[] cost = new double[0];
-        /** The load part of the cost (the formula at overlap 0, without this request's own blocks). */
-        double[] busy = new double[0];
-        byte[] state = new byte[0];
-        boolean[] eligible = new boolean[0];
-        /** The candidates a record keeps, by {@link #keep}: fixed size, so choosing them never allocates. */
-        final int[] kept = new int[DecisionSettings.MAX_CANDIDATES + 1];
+        /** Quality figures of a KV phase, over every candidate: see {@link DecisionCapture#kvPhase}. */
+        int winnerOverlap;
+        int bestOverlap;
+        long avoidable;
+        /** Prompt tokens the winner had to prefill before this request's first token: its backlog and ours. */
+        long winnerWork;
 
-        void size(int count) {
-            n = count;
-            if (workerId.length < count) {
-                int s = Math.max(count, workerId.length * 2);
-                workerId = new long[s];
-                dpRank = new int[s];
-                sampleBacklog = new long[s];
-                ledgerTokens = new long[s];
-                ledgerBlocks = new long[s];
-                overlap = new int[s];
-                blockSize = new long[s];
-                credited = new double[s];
-                adjusted = new double[s];
-                decode = new double[s];
-                cost = new double[s];
-                busy = new double[s];
-                state = new byte[s];
-                eligible = new boolean[s];
-            }
+        /** Candidates held: a bounded max-heap while offering, cost order after {@link #finish}. */
+        int others;
+        private int cap;
+        /** Each slot's position in the picker's order, and the cost it was offered at. */
+        final int[] position = new int[SLOTS];
+        private final double[] offered = new double[SLOTS];
+        /** The slots a record emits, in the picker's order ({@link #emit}). */
+        final int[] emitted = new int[SLOTS];
+
+        final long[] workerId = new long[SLOTS];
+        final int[] dpRank = new int[SLOTS];
+        final long[] sampleBacklog = new long[SLOTS];
+        final long[] ledgerTokens = new long[SLOTS];
+        final long[] ledgerBlocks = new long[SLOTS];
+        final int[] overlap = new int[SLOTS];
+        final long[] blockSize = new long[SLOTS];
+        final double[] credited = new double[SLOTS];
+        final double[] adjusted = new double[SLOTS];
+        final double[] decode = new double[SLOTS];
+        final double[] cost = new double[SLOTS];
+        final byte[] state = new byte[SLOTS];
+        final boolean[] eligible = new boolean[SLOTS];
+
+        /** Starts choosing: at most {@code cap} non-winners will be held. */
+        void start(int cap) {
+            this.cap = Math.max(0, Math.min(cap, SLOTS - 1));
+            others = 0;
+            winnerOverlap = 0;
+            bestOverlap = 0;
+            avoidable = 0;
+            winnerWork = 0;
         }
 
         /**
-         * Fills {@link #kept} with the winner and the {@code others} cheapest other eligible candidates (ties to
-         * the earlier one), in the picker's order, and returns how many it holds. A bounded max-heap over the
-         * candidates: n log(others) comparisons, no allocation.
+         * Whether a candidate of cost {@code c}, later in the picker's order than every one offered so far, would be
+         * held: the capture's loops ask this before {@link #offer}, so most of a large phase costs one comparison.
          */
-        int keep(int others) {
-            int m = Math.max(0, Math.min(others, kept.length - 1));
-            int size = 0;
-            for (int k = 0; k < n && m > 0; k++) {
-                if (k == winner || !eligible[k] || Double.isNaN(cost[k])) {
-                    continue;
+        boolean admits(double c) {
+            return others < cap || (cap > 0 && c < offered[0]);
+        }
+
+        /**
+         * Offers candidate {@code k} (eligible, not the winner, with a defined cost): held while it is among the
+         * {@code cap} cheapest offered. A bounded max-heap, log(cap) comparisons, no allocation.
+         */
+        void offer(int k, double c) {
+            if (others < cap) {
+                int i = others++;
+                while (i > 0 && dearer(k, c, (i - 1) >> 1)) {
+                    move((i - 1) >> 1, i);
+                    i = (i - 1) >> 1;
                 }
-                if (size < m) {
-                    int i = size++;
-                    while (i > 0 && dearer(k, kept[(i - 1) >> 1])) {
-                        kept[i] = kept[(i - 1) >> 1];
-                        i = (i - 1) >> 1;
+                put(i, k, c);
+            } else if (cap > 0 && dearer(position[0], offered[0], k, c)) {
+                int i = 0;
+                while (true) {
+                    int ch = 2 * i + 1;
+                    if (ch >= others) {
+                        break;
                     }
-                    kept[i] = k;
-                } else if (dearer(kept[0], k)) {
-                    siftDown(k, size);
+                    if (ch + 1 < others && dearer(position[ch + 1], offered[ch + 1], position[ch], offered[ch])) {
+                        ch++;
+                    }
+                    if (!dearer(position[ch], offered[ch], k, c)) {
+                        break;
+                    }
+                    move(ch, i);
+                    i = ch;
                 }
+                put(i, k, c);
             }
-            if (winner >= 0 && winner < n) {
-                kept[size++] = winner;
-            }
-            for (int i = 1; i < size; i++) { // at most 65 entries: insertion sort into the picker's order
-                int v = kept[i];
+        }
+
+        /** Orders the held candidates by cost and puts the winner in slot {@link #others}; returns the slots used. */
+        int finish() {
+            for (int i = 1; i < others; i++) { // at most 64 entries
+                int k = position[i];
+                double c = offered[i];
                 int j = i - 1;
-                while (j >= 0 && kept[j] > v) {
-                    kept[j + 1] = kept[j];
+                while (j >= 0 && dearer(position[j], offered[j], k, c)) {
+                    move(j, j + 1);
                     j--;
                 }
-                kept[j + 1] = v;
+                put(j + 1, k, c);
+            }
+            position[others] = winner;
+            return others + 1;
+        }
+
+        /**
+         * Fills {@link #emitted} with the winner's slot and the {@code keep} cheapest others' (all held when fewer),
+         * in the picker's order; returns how many.
+         */
+        int emit(int keep) {
+            int size = 0;
+            int m = Math.max(0, Math.min(keep, others));
+            for (int s = 0; s < m; s++) {
+                emitted[size++] = s;
+            }
+            emitted[size++] = others;
+            for (int i = 1; i < size; i++) {
+                int v = emitted[i];
+                int j = i - 1;
+                while (j >= 0 && position[emitted[j]] > position[v]) {
+                    emitted[j + 1] = emitted[j];
+                    j--;
+                }
+                emitted[j + 1] = v;
             }
             return size;
         }
 
-        /** Puts {@code k} at the heap's root and sifts it down among {@code size} entries. */
-        private void siftDown(int k, int size) {
-            int i = 0;
-            while (true) {
-                int c = 2 * i + 1;
-                if (c >= size) {
-                    break;
-                }
-                if (c + 1 < size && dearer(kept[c + 1], kept[c])) {
-                    c++;
-                }
-                if (!dearer(kept[c], k)) {
-                    break;
-                }
-                kept[i] = kept[c];
-                i = c;
-            }
-            kept[i] = k;
+        private void put(int slot, int k, double c) {
+            position[slot] = k;
+            offered[slot] = c;
+        }
+
+        private void move(int from, int to) {
+            put(to, position[from], offered[from]);
+        }
+
+        private boolean dearer(int k, double c, int slot) {
+            return dearer(k, c, position[slot], offered[slot]);
         }
 
         /** Whether candidate {@code a} ranks after {@code b}: a higher cost, or the same cost later in order. */
-        private boolean dearer(int a, int b) {
-            return cost[a] > cost[b] || (cost[a] == cost[b] && a > b);
+        private static boolean dearer(int a, double ca, int b, double cb) {
+            return ca > cb || (ca == cb && a > b);
         }
     }
 
     /** Starts a pick: forget the last one's phases. */
-    void begin(boolean record) {
+    void begin(boolean record, int cap) {
         active = record;
+        this.cap = cap;
         result = null;
         phases = 0;
     }
 
-    /** The next phase's buffer sized for {@code n} candidates, or null when two are already staged. */
-    Phase next(String kind, boolean kv, int n, long isl) {
+    /** The next phase's buffer for {@code n} candidates (the second is reused past two phases). */
+    Phase next(String kind, boolean kv, int n, int winner, long isl) {
         Phase p = phase[Math.min(phases, 1)];
         phases = Math.min(phases + 1, 2);
         p.kind = kind;
         p.kv = kv;
-        p.size(n);
+        p.n = n;
+        p.winner = winner;
         p.isl = isl;
         p.draw = Double.NaN;
+        p.start(cap);
         return p;
     }
 }

@@ -252,7 +252,8 @@ public final class ShimDispatcher implements DispatchHook {
         Selection.Dispatch dispatch = selection.dispatch();
         Map<String, String> pins = bypass ? Map.of(WORKER_INSTANCE_ID, decode.decimal()) : pinHeaders(decode, prefill);
         DispatchPlan plan = new DispatchPlan(pool, pins, disclosed(decode, prefill), path.label(),
-                PREFILL_REFUSAL, REFUSAL_CODE, new PlanEnding(dispatch, path, metrics));
+                PREFILL_REFUSAL, REFUSAL_CODE,
+                new PlanEnding(dispatch, path, metrics, recorder == null ? null : recorder.log(), decisionId));
         return decisionId < 0 ? plan : plan.withDecisionId(Long.toString(decisionId));
     }
 

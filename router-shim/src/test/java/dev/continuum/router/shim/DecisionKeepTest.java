@@ -39,34 +39,46 @@ class DecisionKeepTest {
         DecisionRecorder.disarm();
     }
 
-    /** A staged phase with these costs (NaN: no cost), all eligible unless listed in {@code ineligible}. */
-    private static DecisionStaging.Phase phase(int winner, double[] costs, int... ineligible) {
+    /**
+     * The candidates a phase with these costs (NaN: no cost) keeps when it holds up to {@code cap} others during
+     * capture and a record emits {@code others} of them; all are eligible unless listed in {@code ineligible}. The
+     * offers are what {@link DecisionCapture} makes: eligible non-winners with a cost that the heap admits.
+     */
+    private static int[] kept(int winner, double[] costs, int cap, int others, int[] ineligible) {
         DecisionStaging.Phase p = new DecisionStaging.Phase();
-        p.size(costs.length);
-        System.arraycopy(costs, 0, p.cost, 0, costs.length);
-        Arrays.fill(p.eligible, 0, costs.length, true);
-        for (int k : ineligible) {
-            p.eligible[k] = false;
-        }
+        p.n = costs.length;
         p.winner = winner;
-        return p;
+        p.start(cap);
+        for (int k = 0; k < costs.length; k++) {
+            int at = k;
+            if (k != winner && !Double.isNaN(costs[k]) && Arrays.stream(ineligible).noneMatch(i -> i == at)
+                    && p.admits(costs[k])) {
+                p.offer(k, costs[k]);
+            }
+        }
+        p.finish();
+        int size = p.emit(others);
+        int[] out = new int[size];
+        for (int j = 0; j < size; j++) {
+            out[j] = p.position[p.emitted[j]];
+        }
+        return out;
     }
 
-    private static int[] kept(DecisionStaging.Phase p, int others) {
-        return Arrays.copyOf(p.kept, p.keep(others));
-    }
+    private static final int[] SEVEN = {7};
 
     @Test
     void theWinnerAndTheCheapestEligibleOthersAreKeptInThePickersOrder() {
         //                    0    1    2    3         4    5    6    7    8
         double[] costs = {9.0, 2.0, 7.0, Double.NaN, 1.0, 3.0, 2.0, 0.5, 8.0};
         // Winner 8 is the dearest (a temperature draw); 7 is the cheapest but ineligible, 3 has no cost.
-        DecisionStaging.Phase p = phase(8, costs, 7);
-        assertThat(kept(p, 3)).containsExactly(1, 4, 6, 8); // costs 2.0, 1.0, 2.0 (tie with 1 kept), winner
-        assertThat(kept(p, 2)).containsExactly(1, 4, 8); // of the tied 2.0s, the earlier one
-        assertThat(kept(p, 0)).containsExactly(8);
+        assertThat(kept(8, costs, 3, 3, SEVEN)).containsExactly(1, 4, 6, 8); // costs 2.0, 1.0, 2.0, winner
+        assertThat(kept(8, costs, 2, 2, SEVEN)).containsExactly(1, 4, 8); // of the tied 2.0s, the earlier one
+        assertThat(kept(8, costs, 0, 0, SEVEN)).containsExactly(8);
+        // Captured with room for 64, emitted with fewer (a two-phase record's share): the same choice.
+        assertThat(kept(8, costs, 64, 2, SEVEN)).containsExactly(1, 4, 8);
         // More room than eligible, costed candidates: all of them, never the ineligible or uncosted ones.
-        assertThat(kept(p, 64)).containsExactly(0, 1, 2, 4, 5, 6, 8);
+        assertThat(kept(8, costs, 64, 64, SEVEN)).containsExactly(0, 1, 2, 4, 5, 6, 8);
     }
 
     @Test
@@ -80,7 +92,7 @@ class DecisionKeepTest {
             }
             int winner = random.nextInt(n);
             int others = random.nextInt(65);
-            DecisionStaging.Phase p = phase(winner, costs);
+            int cap = others + random.nextInt(65 - others);
             List<Integer> expected = new ArrayList<>();
             for (int k = 0; k < n; k++) {
                 if (k != winner) {
@@ -91,7 +103,7 @@ class DecisionKeepTest {
             List<Integer> want = new ArrayList<>(expected.subList(0, Math.min(others, expected.size())));
             want.add(winner);
             want.sort(null);
-            assertThat(kept(p, others)).as("round %d", round)
+            assertThat(kept(winner, costs, cap, others, new int[0])).as("round %d", round)
                     .containsExactly(want.stream().mapToInt(Integer::intValue).toArray());
         }
     }

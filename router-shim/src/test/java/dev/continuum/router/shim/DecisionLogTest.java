@@ -24,7 +24,7 @@ class DecisionLogTest {
         long id = log.nextId();
         DecisionRecord r = new DecisionRecord(id, at, model, "dynamo", result, null, "load", "no_prefill_pool",
                 worker, 0, -1, -1, new DecisionRecord.PromptStats(10, -1, -1, -1, -1, -1), List.of(), 0, 0, 0,
-                DecisionRecord.BASE_BYTES);
+                null, DecisionRecord.BASE_BYTES);
         log.add(r);
         return r;
     }

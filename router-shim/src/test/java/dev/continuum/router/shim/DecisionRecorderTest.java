@@ -180,11 +180,11 @@ class DecisionRecorderTest {
 
     @Test
     void aRecordKeepsTheWinnerAndTheCheapestCandidatesWithinItsByteBudget() {
-        // 64 KiB over 16 records: 4096 bytes each, room for (4096 - 704) / 120 = 28 candidates, fewer than the
+        // 64 KiB over 16 records: 4096 bytes each, room for (4096 - 752) / 120 = 27 candidates, fewer than the
         // 1 + 64 candidates_per_phase allows.
         settings.set(new DecisionSettings(true, 16, 64 * 1024, 64));
         int budget = settings.get().candidatesPerRecord();
-        assertThat(budget).isEqualTo(28);
+        assertThat(budget).isEqualTo(27);
         List<DynamoWorker> workers = new ArrayList<>();
         for (int i = 1; i <= 40; i++) {
             workers.add(worker(NS, i, AGGREGATED));
@@ -196,8 +196,8 @@ class DecisionRecorderTest {
         assertThat(phase.candidates()).hasSize(budget);
         assertThat(phase.omitted()).isEqualTo(40 - budget);
         assertThat(phase.winning().workerId()).isEqualTo(40);
-        // The kept ones are the cheapest: workers 13..40.
-        assertThat(phase.candidates()).extracting(RankTerms::workerId).allMatch(w -> w >= 13);
+        // The kept ones are the cheapest: workers 14..40.
+        assertThat(phase.candidates()).extracting(RankTerms::workerId).allMatch(w -> w >= 14);
         assertThat(r.estimatedBytes()).isLessThanOrEqualTo((int) settings.get().bytesPerRecord());
         for (int i = 0; i < 40; i++) {
             decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT));

@@ -50,7 +50,7 @@ class DecisionsSectionTest {
         DecisionSettings d = DecisionSettings.DEFAULTS;
         long perRecord = Math.min(d.bytesPerRecord(), DecisionRecord.BASE_BYTES
                 + 2L * (d.candidatesPerPhase() + 1) * RankTerms.ESTIMATED_BYTES);
-        assertThat(perRecord).isEqualTo(2_864);
+        assertThat(perRecord).isEqualTo(2_912);
         assertThat(d.maxRecords() * perRecord).isLessThanOrEqualTo(d.maxBytes()).isLessThan(64L << 20);
     }
 

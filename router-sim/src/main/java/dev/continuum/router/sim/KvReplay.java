@@ -73,9 +73,14 @@ public final class KvReplay {
                 boolean prefillBacklog, boolean kvEvents) {
     }
 
-    /** One mode's figures. */
+    /**
+     * One mode's figures. {@code simAvoidable} and {@code simAvoidableNotBusier}: the simulator's own count of prompt
+     * tokens served uncached although another rank held them ({@link KvServing#avoidableTokens}), -1 without a
+     * fleet; {@code routerAvoidable}: the router's {@code avoidable_prefill_tokens} total, -1 when not routed.
+     */
     record Result(Mode mode, int sent, int failed, double hitRate, double p50Ms, double p90Ms, double p99Ms,
-                  long[] perWorker, double maxShare, double perTokenTraceUs, double maxLagMs) {
+                  long[] perWorker, double maxShare, double perTokenTraceUs, double maxLagMs, long simAvoidable,
+                  long simAvoidableNotBusier, long routerAvoidable) {
         String row() {
             return String.format(Locale.ROOT, "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.2f | %s |", mode.label,
                     sent, failed, hitRate, p50Ms, p90Ms, p99Ms, maxShare, perWorker.length == 0 ? "(no fleet)"
@@ -166,6 +171,11 @@ public final class KvReplay {
         out.println(r.row());
         out.printf(Locale.ROOT, "prefill %.1f µs per uncached token (trace time); largest send lag %.0f ms%n",
                 r.perTokenTraceUs(), r.maxLagMs());
+        if (r.simAvoidable() >= 0) {
+            out.printf(Locale.ROOT, "avoidable prefill tokens: simulator %d (another rank held them), %d (a rank "
+                    + "no busier held them); router %s%n", r.simAvoidable(), r.simAvoidableNotBusier(),
+                    r.routerAvoidable() < 0 ? "n/a" : Long.toString(r.routerAvoidable()));
+        }
         if (a.out() != null) {
             Files.writeString(a.out(), r.row() + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
@@ -241,8 +251,9 @@ public final class KvReplay {
             }
             CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).exceptionally(e -> null)
                     .get(30, TimeUnit.MINUTES);
+            long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
             return result(a, workers, baseline, sent.size(), (int) failed.get(), perTokenNanos * a.speedup() / 1000.0,
-                    maxLag / 1e6);
+                    maxLag / 1e6, serving, routerAvoidable);
         }
     }
 
@@ -319,7 +330,7 @@ public final class KvReplay {
         Arrays.sort(ttft);
         return new Result(a.mode(), ttft.length, 0, prompt == 0 ? 0 : cached / (double) prompt,
                 traceMs(ttft, 0.50, a.speedup()), traceMs(ttft, 0.90, a.speedup()), traceMs(ttft, 0.99, a.speedup()),
-                new long[0], 0, perTokenNanos * a.speedup() / 1000.0, 0);
+                new long[0], 0, perTokenNanos * a.speedup() / 1000.0, 0, -1, -1, -1);
     }
 
     /** Prefixes of hash-ID chains, each keyed by its parent's key and its last ID. */
@@ -356,8 +367,22 @@ public final class KvReplay {
         }
     }
 
+    /**
+     * The router's running total of avoidable prefill tokens (its decision records' counter); the whole totals
+     * line (records by result, scored prompt tokens, overlaps) is logged, since only KV-scored decisions count.
+     */
+    private static long routerAvoidable(Args a, HttpClient client, PrintStream log) throws Exception {
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(Objects.requireNonNull(a.router())
+                        .resolve("/admin/dynamo/decisions?limit=1")).header("authorization", "Bearer " + a.adminToken())
+                .build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode totals = JSON.readTree(r.body()).path("totals");
+        log.println("router decision totals: " + totals);
+        return r.statusCode() == 200 && totals.has("avoidable_prefill_tokens")
+                ? totals.get("avoidable_prefill_tokens").asLong() : -1;
+    }
+
     private static Result result(Args a, List<SimWorker> workers, long[] baseline, int sent, int failed,
-            double perTokenTraceUs, double maxLagMs) {
+            double perTokenTraceUs, double maxLagMs, KvServing serving, long routerAvoidable) {
         long prompt = 0;
         long cached = 0;
         long[] perWorker = new long[workers.size()];
@@ -378,7 +403,8 @@ public final class KvReplay {
         double maxShare = mean == 0 ? 0 : Arrays.stream(perWorker).max().orElse(0) / mean;
         return new Result(a.mode(), sent, failed, prompt == 0 ? 0 : cached / (double) prompt,
                 traceMs(sorted, 0.50, a.speedup()), traceMs(sorted, 0.90, a.speedup()),
-                traceMs(sorted, 0.99, a.speedup()), perWorker, maxShare, perTokenTraceUs, maxLagMs);
+                traceMs(sorted, 0.99, a.speedup()), perWorker, maxShare, perTokenTraceUs, maxLagMs,
+                serving.avoidableTokens(), serving.avoidableNotBusierTokens(), routerAvoidable);
     }
 
     /** Nearest-rank percentile, in trace milliseconds. */

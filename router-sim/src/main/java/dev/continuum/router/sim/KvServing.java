@@ -1,5 +1,6 @@
 package dev.continuum.router.sim;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,6 +25,10 @@ final class KvServing implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final LongSupplier clock;
     private final AtomicLong unreadable = new AtomicLong();
+    /** Every caching worker of the fleet, for the avoidable-token count; set once the workers exist. */
+    private volatile List<WorkerKv> fleet = List.of();
+    private final AtomicLong avoidable = new AtomicLong();
+    private final AtomicLong avoidableNotBusier = new AtomicLong();
 
     private KvServing(SimTokenizer tokenizer, ExecutorService encoders, ScheduledExecutorService timer,
             LongSupplier clock) {
@@ -56,6 +61,25 @@ final class KvServing implements AutoCloseable {
         return clock.getAsLong();
     }
 
+    /** The fleet's caching workers: each served prompt is compared with what the others held when it arrived. */
+    void fleet(List<WorkerKv> workers) {
+        fleet = List.copyOf(workers);
+    }
+
+    /**
+     * Prompt tokens served uncached although another worker of the fleet held them when the request was served:
+     * per request, the longest prefix any other rank held (in tokens, at most the prompt) minus what the serving
+     * rank held, when positive. The simulator's own count, from its caches, with no event delay.
+     */
+    long avoidableTokens() {
+        return avoidable.get();
+    }
+
+    /** As {@link #avoidableTokens}, counting only other ranks with no more prefill work queued than the serving one. */
+    long avoidableNotBusierTokens() {
+        return avoidableNotBusier.get();
+    }
+
     /** Bodies served without KV because they could not be read as a chat request. */
     long unreadable() {
         return unreadable.get();
@@ -83,8 +107,12 @@ final class KvServing implements AutoCloseable {
         try {
             encoders.execute(() -> {
                 try {
-                    WorkerKv.Served s = worker.serve(rank, tokenizer.promptTokens(body), arrival, estimate);
+                    int[] tokens = tokenizer.promptTokens(body);
+                    Held others = heldElsewhere(worker, rank, tokens, estimate);
+                    WorkerKv.Served s = worker.serve(rank, tokens, arrival, estimate);
                     blocksKnown.tokenized(s.seqHashes(), s.promptTokens());
+                    avoidable.addAndGet(Math.max(0, others.any() - s.cachedTokens()));
+                    avoidableNotBusier.addAndGet(Math.max(0, others.notBusier() - s.cachedTokens()));
                     long wait = arrival + s.ttftNanos() - clock.getAsLong();
                     timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
                 } catch (RuntimeException e) {
@@ -102,6 +130,31 @@ final class KvServing implements AutoCloseable {
             firstToken.complete(null); // closing
         }
         return firstToken;
+    }
+
+    /** The longest prefix of a prompt other ranks held, in tokens: any of them, and those not busier. */
+    private record Held(long any, long notBusier) {
+    }
+
+    private Held heldElsewhere(WorkerKv serving, int servingRank, int[] tokens, long estimate) {
+        long now = clock.getAsLong();
+        // The serving rank's queue already counts this request's estimate: compare without it.
+        long ownWork = Math.max(0, serving.pendingPrefillTokens(servingRank, now) - estimate);
+        long any = 0;
+        long notBusier = 0;
+        for (WorkerKv w : fleet) {
+            for (int r = 0; r < w.dpSize(); r++) {
+                if (w == serving && r == servingRank) {
+                    continue;
+                }
+                long held = Math.min(tokens.length, (long) w.cachedPrefix(r, tokens) * w.blockSize());
+                any = Math.max(any, held);
+                if (held > notBusier && w.pendingPrefillTokens(r, now) <= ownWork) {
+                    notBusier = held;
+                }
+            }
+        }
+        return new Held(any, notBusier);
     }
 
     @Override

@@ -264,6 +264,16 @@ public final class SimFleet implements AutoCloseable {
                     options.chunkDelayMs());
             SimFleet fleet = new SimFleet(options, zmq, registrar, workers, owner, frontend, kvServing, prefills);
             frontend.engine(new FleetEngine(workers, kvServing));
+            if (kvServing != null) {
+                List<WorkerKv> caching = new ArrayList<>();
+                for (SimWorker w : workers) {
+                    WorkerKv c = w.kv();
+                    if (c != null) {
+                        caching.add(c);
+                    }
+                }
+                kvServing.fleet(caching);
+            }
             registrar.register(fleet.registrations());
             long publishMs = options.publishInterval().toMillis();
             owner.scheduleAtFixedRate(fleet::publishAll, 0, publishMs, TimeUnit.MILLISECONDS);

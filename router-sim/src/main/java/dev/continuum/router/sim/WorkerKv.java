@@ -96,6 +96,10 @@ final class WorkerKv implements AutoCloseable {
         return blockSize;
     }
 
+    int dpSize() {
+        return caches.length;
+    }
+
     long publisherId() {
         return publisher.publisherId();
     }

@@ -97,6 +97,28 @@ class KvFleetTest {
     }
 
     @Test
+    void aPromptServedWhereAnotherWorkerHeldItCountsAsAvoidable() throws Exception {
+        start();
+        KvServing serving = java.util.Objects.requireNonNull(fleet.kvServing());
+        WorkerKv first = java.util.Objects.requireNonNull(fleet.worker(0).kv());
+        String body = chat("Pack my box with five dozen liquor jugs. ".repeat(12));
+        long held = TokenBlocks.of(serving.tokenizer().promptTokens(body), 16).size() * 16L;
+        assertThat(held).isGreaterThan(5 * 16);
+
+        assertThat(send(fleet.worker(0), body).statusCode()).isEqualTo(200); // cached on worker 0 only
+        assertThat(serving.avoidableTokens()).isZero();
+        assertThat(send(fleet.worker(0), body).statusCode()).isEqualTo(200); // a hit where it was: nothing avoidable
+        assertThat(serving.avoidableTokens()).isZero();
+
+        // The same prompt on worker 1, which holds none of it: every cached block of worker 0 was avoidable, and
+        // worker 0's prefill queue is empty again by then, so it was no busier either.
+        await().atMost(PATIENCE).until(() -> first.pendingPrefillTokens(0, serving.now()) == 0);
+        assertThat(send(fleet.worker(1), body).statusCode()).isEqualTo(200);
+        assertThat(serving.avoidableTokens()).isEqualTo(held);
+        assertThat(serving.avoidableNotBusierTokens()).isEqualTo(held);
+    }
+
+    @Test
     void aServedPromptIsPublishedAsStoredAndTheSamePromptAgainHitsTheCache() throws Exception {
         start();
         SimWorker w = fleet.worker(0);

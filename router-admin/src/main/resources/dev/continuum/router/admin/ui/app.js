@@ -133,7 +133,11 @@
     const s = ['model ' + d.model + ', namespace ' + d.namespace, 'result ' + d.result +
       (d.fallback ? ', fallback ' + d.fallback : ''), 'reasons: decode ' + d.decode_reason + ', prefill ' +
       d.prefill_reason, 'prompt: ' + JSON.stringify(d.prompt), 'winner overlap ' + d.winner_overlap_blocks +
-      ' blocks, best ' + d.best_overlap_blocks + ', avoidable ' + d.avoidable_prefill_tokens + ' tokens'];
+      ' blocks, best ' + d.best_overlap_blocks + ', avoidable ' + d.avoidable_prefill_tokens + ' tokens',
+      'time to first token on ' + (d.ttft ? d.ttft.worker + '/' + d.ttft.dp_rank + ': predicted ' +
+        (d.ttft.predicted_ms === null ? '- (' + d.ttft.basis + ')' : fmt(d.ttft.predicted_ms) + ' ms (' +
+        d.ttft.basis + ')') + ', observed ' + (d.ttft.observed_ms === null ? '-' : fmt(d.ttft.observed_ms) +
+        ' ms') + ', ' + d.ttft.work_tokens + ' tokens of work' : '-')];
     document.getElementById('detail-summary').textContent = s.join('\n');
     const phases = [];
     for (const p of d.phases) {
@@ -190,5 +194,12 @@
     });
     poll();
     setInterval(poll, POLL_MS);
+  });
+
+  // For the browser tests: one more poll round now, and the sizes that must stay bounded however long the page
+  // stays open (trend points and the document's element count).
+  window.continuumFleetPage = Object.freeze({
+    poll: poll,
+    sizes: () => ({ history: history.length, elements: document.getElementsByTagName('*').length }),
   });
 })();

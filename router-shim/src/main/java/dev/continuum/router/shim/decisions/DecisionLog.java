@@ -1,6 +1,7 @@
 package dev.continuum.router.shim.decisions;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -29,9 +31,22 @@ public final class DecisionLog {
     private final Counter scoredPrompts;
     /** Records by result label (a closed set: the KV picker's results and {@code load}). */
     private final ConcurrentHashMap<String, LongAdder> byResult = new ConcurrentHashMap<>();
+    private final TtftModel ttft = new TtftModel();
+    private final LongSupplier ticker;
+    /** Observed over predicted time to first token, by the rate the prediction used ({@link TtftModel.Basis}). */
+    private final DistributionSummary ttftByRank;
+    private final DistributionSummary ttftByFleet;
 
     public DecisionLog(Supplier<DecisionSettings> settings, MeterRegistry registry) {
+        this(settings, registry, System::nanoTime);
+    }
+
+    /** With the monotonic clock that times dispatches and their first bytes (tests inject one). */
+    public DecisionLog(Supplier<DecisionSettings> settings, MeterRegistry registry, LongSupplier ticker) {
         this.settings = Objects.requireNonNull(settings, "settings");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        ttftByRank = ttftRatio(registry, TtftModel.Basis.RANK);
+        ttftByFleet = ttftRatio(registry, TtftModel.Basis.FLEET);
         this.ring = new DecisionRing(settings.get().maxRecords());
         recorded = Counter.builder("continuum.dynamo.decisions.recorded")
                 .description("Routed requests whose decision record was kept").register(registry);
@@ -44,6 +59,44 @@ public final class DecisionLog {
                 .description("Leading prompt blocks the best eligible candidate held").register(registry);
         scoredPrompts = Counter.builder("continuum.dynamo.decision.scored.prompt.tokens")
                 .description("Prompt tokens of decisions the KV formula scored").register(registry);
+    }
+
+    private static DistributionSummary ttftRatio(MeterRegistry registry, TtftModel.Basis basis) {
+        return DistributionSummary.builder("continuum.dynamo.decision.ttft.ratio").tag("basis", basis.label())
+                .description("Observed over predicted time to first token of the rank that prefilled")
+                .serviceLevelObjectives(0.25, 0.5, 0.8, 1.25, 2, 4).register(registry);
+    }
+
+    /** The prediction for the rank that prefills, {@code work} tokens, dispatched now. */
+    public TtftPrediction predict(long workerId, int dpRank, long work) {
+        return ttft.predict(workerId, dpRank, work, ticker.getAsLong());
+    }
+
+    /**
+     * The first response bytes of decision {@code id} came back: its observed time to first token teaches the
+     * rank's rate and, when it was predicted, counts in the error metric. Ignored when the record left the ring,
+     * had no prediction, or was already observed (a retry's plan).
+     */
+    public void firstBytes(long id) {
+        DecisionRecord r = ring.get(id);
+        TtftPrediction p = r == null ? null : r.ttft();
+        if (p == null) {
+            return;
+        }
+        long observed = ticker.getAsLong() - p.dispatchNanos();
+        if (!p.observe(observed)) {
+            return;
+        }
+        if (p.predictedNanos() > 0) {
+            double ratio = (double) Math.max(0, observed) / p.predictedNanos();
+            (p.basis() == TtftModel.Basis.RANK ? ttftByRank : ttftByFleet).record(ratio);
+        }
+        ttft.learn(p.workerId(), p.dpRank(), p.workTokens(), observed);
+    }
+
+    /** The learned rates (read by the admin view and tests). */
+    public TtftModel ttftModel() {
+        return ttft;
     }
 
     /** The live settings (read once per decision by the recorder). */

@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * @param bestOverlap      the most leading blocks any eligible candidate of that phase held
  * @param avoidableTokens  prompt tokens the prefilling winner had to prefill that an eligible, not-busier candidate
  *                         of the same phase already held
+ * @param ttft             the predicted time to first token of the rank that prefills and, once the first bytes
+ *                         came back, the observed one; null when the picker staged no phase
  * @param estimatedBytes   what this record weighs on the heap, as the ring counts it
  */
 public record DecisionRecord(
@@ -49,15 +51,16 @@ public record DecisionRecord(
         int winnerOverlap,
         int bestOverlap,
         long avoidableTokens,
+        @Nullable TtftPrediction ttft,
         int estimatedBytes) {
     /** Model names longer than this are cut: a record's size stays bounded whatever a card declares. */
     public static final int MAX_MODEL_CHARS = 256;
     /**
      * What a record weighs before its candidates, as the ring counts it: the record (about 104 bytes), its prompt
-     * statistics (56), two phases with their lists (about 150) and a model name of up to 256 characters (about
-     * 300), rounded up. Namespace and label strings are shared with the fleet view and the code.
+     * statistics (56), two phases with their lists (about 150), the TTFT prediction (48) and a model name of up
+     * to 256 characters (about 300), rounded up. Namespace and label strings are shared with the fleet view and the code.
      */
-    public static final int BASE_BYTES = 704;
+    public static final int BASE_BYTES = 752;
 
     public DecisionRecord {
         Objects.requireNonNull(model, "model");

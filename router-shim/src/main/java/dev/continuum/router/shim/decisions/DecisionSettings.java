@@ -18,8 +18,8 @@ public record DecisionSettings(boolean enabled, int maxRecords, long maxBytes, i
     public static final int DEFAULT_CANDIDATES = 8;
     public static final int MAX_CANDIDATES = 64;
     /**
-     * 2048 records in 8 MiB: 4 KiB a record, more than the 2,864 bytes a two-phase record weighs at 8 candidates
-     * a phase, so at the defaults the ring holds at most about 5.6 MiB, and a full ring at benchmark rates keeps
+     * 2048 records in 8 MiB: 4 KiB a record, more than the 2,912 bytes a two-phase record weighs at 8 candidates
+     * a phase, so at the defaults the ring holds at most about 5.7 MiB, and a full ring at benchmark rates keeps
      * little for the collector to copy.
      */
     public static final DecisionSettings DEFAULTS = new DecisionSettings(true, 2048, 8L * 1024 * 1024,
