@@ -71,6 +71,7 @@ final class DecisionCapture {
         p.sampleBacklog[s] = kv.backlog[k];
         p.ledgerTokens[s] = kv.ledgerTokens[k];
         p.ledgerBlocks[s] = kv.ledgerBlocks[k];
+        p.active[s] = kv.active[k];
         p.overlap[s] = ov;
         p.blockSize[s] = bs;
         p.credited[s] = set.overlapScoreCredit() * ov;
@@ -97,25 +98,17 @@ final class DecisionCapture {
                 + decodeBacklog;
     }
 
-    /** The prefill backlog the formula counted for {@code k}: the sample's field plus the ledger's tokens. */
+    /**
+     * The prefill backlog the formula counted for {@code k}, as the picker left it: the larger of sample plus ledger
+     * and the active sequences, less the in-flight share (docs/kv-routing.md, "The formula").
+     */
     private static long prefillTokens(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
-        if (!anyFresh) {
-            return 0;
-        }
-        return switch (phase) {
-            case PREFILL -> LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerTokens[k]);
-            case AGGREGATED -> LoadCosts.add(Math.max(0, kv.other[k]), kv.ledgerTokens[k]);
-            case CONDITIONAL_DECODE -> 0;
-        };
+        return !anyFresh || phase == KvAwarePicker.Phase.CONDITIONAL_DECODE ? 0 : kv.prefillUsed[k];
     }
 
-    /** The decode backlog the formula counted for {@code k}. */
+    /** The decode backlog the formula counted for {@code k}, as the picker left it. */
     private static long decodeBacklog(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
-        if (!anyFresh) {
-            return 0;
-        }
-        return phase == KvAwarePicker.Phase.PREFILL ? Math.max(0, kv.other[k])
-                : LoadCosts.add(Math.max(0, kv.backlog[k]), kv.ledgerBlocks[k]);
+        return anyFresh ? kv.decodeUsed[k] : 0;
     }
 
     /** A phase the load-only formula scored (costs NaN where a rank had none). */
@@ -140,6 +133,7 @@ final class DecisionCapture {
             p.sampleBacklog[s] = sc.backlog[k];
             p.ledgerTokens[s] = decode ? 0 : sc.pending[k];
             p.ledgerBlocks[s] = decode ? sc.pending[k] : 0;
+            p.active[s] = -1;
             p.overlap[s] = 0;
             p.blockSize[s] = costBlockSize(sc, nParts, k);
             p.credited[s] = 0;

@@ -112,7 +112,7 @@ final class DecisionRecorder {
                 winner = j;
             }
             out[j] = new RankTerms(p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s],
-                    p.ledgerBlocks[s], -1, p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s],
+                    p.ledgerBlocks[s], p.active[s], p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s],
                     DecisionStaging.STATES[p.state[s]], p.cost[s], p.eligible[s]);
         }
         return PhaseTerms.owning(p.kind, out, p.n - size, winner, p.draw);

@@ -62,6 +62,7 @@ final class DecisionStaging {
         final long[] sampleBacklog = new long[SLOTS];
         final long[] ledgerTokens = new long[SLOTS];
         final long[] ledgerBlocks = new long[SLOTS];
+        final long[] active = new long[SLOTS];
         final int[] overlap = new int[SLOTS];
         final long[] blockSize = new long[SLOTS];
         final double[] credited = new double[SLOTS];

@@ -111,6 +111,11 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         long[] ledgerBlocks = new long[64];
         /** Prefill backlog tokens taken off because the rank is prefilling them for a request sharing the prefix. */
         long[] inFlight = new long[64];
+        /** The backlogs the formula used (every source combined, the in-flight share taken off), and this router's
+         *  active sequences for the phase's field (-1 where the rank was not scored): the record's terms. */
+        long[] prefillUsed = new long[64];
+        long[] decodeUsed = new long[64];
+        long[] active = new long[64];
         final OverlapScores[] scores = {new OverlapScores(MAX_OVERLAP_RANKS), new OverlapScores(MAX_OVERLAP_RANKS)};
         final boolean[] looked = new boolean[MAX_BLOCK_SIZES];
         @Nullable PromptBlocks prompt;
@@ -131,6 +136,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 ledgerTokens = new long[size];
                 ledgerBlocks = new long[size];
                 inFlight = new long[size];
+                prefillUsed = new long[size];
+                decodeUsed = new long[size];
+                active = new long[size];
             }
         }
 
@@ -377,6 +385,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.ledgerTokens[k] = 0;
                 kv.ledgerBlocks[k] = 0;
                 kv.inFlight[k] = 0;
+                kv.prefillUsed[k] = 0;
+                kv.decodeUsed[k] = 0;
+                kv.active[k] = -1;
                 boolean quiet = fresh == null && (latest == null || !latest.reportsBacklog());
                 if (field == null && !quiet) {
                     kv.defined[k] = false; // silent under load, or a fresh sample without the phase's field
@@ -396,24 +407,35 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 kv.ledgerBlocks[k] = pendingBlocks;
                 long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0 : inFlightShared(kv, ledger, bs, kv.overlap[k]);
                 kv.inFlight[k] = inFlight;
-                kv.costs[k] = switch (phase) {
+                long prefillBacklog;
+                long decodeBacklog;
+                switch (phase) {
                     case PREFILL -> {
                         Long decodeBlocks = fresh == null ? null : fresh.load().decodeBlocks();
-                        yield KvCosts.full(
-                                withoutShared(LoadCosts.backlog(backlog, pendingTokens, ledger.activePrefillTokens()),
-                                        inFlight),
-                                LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0, ledger.activeBlocks()), isl, bs,
-                                kv.overlap[k], set);
+                        prefillBacklog = withoutShared(
+                                LoadCosts.backlog(backlog, pendingTokens, ledger.activePrefillTokens()), inFlight);
+                        decodeBacklog = LoadCosts.backlog(decodeBlocks == null ? 0 : decodeBlocks, 0,
+                                ledger.activeBlocks());
+                        kv.active[k] = ledger.activePrefillTokens();
                     }
                     case AGGREGATED -> {
                         Long prefillTokens = fresh == null ? null : fresh.load().activePrefillTokens();
-                        yield KvCosts.full(withoutShared(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
-                                        pendingTokens, ledger.activePrefillTokens()), inFlight),
-                                LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
+                        prefillBacklog = withoutShared(LoadCosts.backlog(prefillTokens == null ? 0 : prefillTokens,
+                                pendingTokens, ledger.activePrefillTokens()), inFlight);
+                        decodeBacklog = LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks());
+                        kv.active[k] = ledger.activeBlocks();
                     }
-                    case CONDITIONAL_DECODE -> KvCosts.conditionalDecode(
-                            LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks()), isl, bs, kv.overlap[k], set);
-                };
+                    default -> { // CONDITIONAL_DECODE
+                        prefillBacklog = 0;
+                        decodeBacklog = LoadCosts.backlog(backlog, pendingBlocks, ledger.activeBlocks());
+                        kv.active[k] = ledger.activeBlocks();
+                    }
+                }
+                kv.prefillUsed[k] = prefillBacklog;
+                kv.decodeUsed[k] = decodeBacklog;
+                kv.costs[k] = phase == Phase.CONDITIONAL_DECODE
+                        ? KvCosts.conditionalDecode(decodeBacklog, isl, bs, kv.overlap[k], set)
+                        : KvCosts.full(prefillBacklog, decodeBacklog, isl, bs, kv.overlap[k], set);
             }
         }
         boolean[] eligible = kv.eligible;

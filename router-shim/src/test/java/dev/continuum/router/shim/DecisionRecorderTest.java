@@ -124,7 +124,7 @@ class DecisionRecorderTest {
         assertThat(c).extracting(RankTerms::adjustedPrefill).containsExactly(8.0, 20.0, 4.0);
         assertThat(c).extracting(RankTerms::decodeBlocks).containsExactly(48.0, 10.0, 34.0);
         assertThat(c).extracting(RankTerms::state).containsOnly("fresh");
-        assertThat(c).extracting(RankTerms::activeSequences).containsOnly(-1L);
+        assertThat(c).extracting(RankTerms::activeSequences).as("nothing dispatched yet").containsOnly(0L);
         assertThat(r.winnerOverlap()).isEqualTo(8);
         assertThat(r.bestOverlap()).isEqualTo(8);
         assertThat(r.avoidableTokens()).isZero();

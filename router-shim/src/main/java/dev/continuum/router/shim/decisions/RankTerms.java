@@ -10,7 +10,8 @@ package dev.continuum.router.shim.decisions;
  * @param sampleBacklog    the phase's backlog from the rank's fresh kv_metrics sample, -1 without one
  * @param ledgerTokens     unanswered prompt tokens the router's own dispatch ledger holds for the rank
  * @param ledgerBlocks     unanswered KV blocks the ledger holds for the rank
- * @param activeSequences  the active-sequences backlog; -1 (absent) until the router tracks active sequences
+ * @param activeSequences  this router's active sequences on the rank for the phase's field (uncached prompt tokens
+ *                         for a prefill phase, blocks otherwise); -1 where absent (a load-only phase, an unscored rank)
  * @param overlapBlocks    leading prompt blocks the KV index says the rank holds (0 without a KV term)
  * @param blockSize        the block size the rank was scored with
  * @param creditedPrefill  the prefill credit the overlap earned, in blocks ({@code overlap_score_credit * overlap})
