@@ -75,6 +75,50 @@ class PrefixRenderTest {
                 .doesNotContain("assistant>user", "tool>tool");
     }
 
+    /** The parsed template is shared: renders on several threads at once give what one thread alone gives. */
+    @Test
+    void aTemplateParsedOnceRendersTheSameOnManyThreadsAtOnce() throws Exception {
+        ChatTemplates templates = ChatTemplates.read(JSON, Optional.of(Qwen3Fixture.tokenizerConfig()),
+                Optional.empty(), 1 << 20);
+        HuggingFacePromptEncoder encoder = new HuggingFacePromptEncoder(PromptLimits.defaults(),
+                new SimpleMeterRegistry(), System::nanoTime, tmp.resolve("djl"));
+        String template = templates.select(true).orElseThrow();
+        java.util.List<ChatPrompt> prompts = new java.util.ArrayList<>();
+        java.util.List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            byte[] b = ("{\"messages\":[" + turn("system", "S" + i) + "," + turn("user", "Q" + i) + ","
+                    + turn("assistant", "<think>\\nr" + i + "\\n</think>\\n\\nA" + i) + "," + turn("user", "F" + i)
+                    + "],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f" + i + "\"}}]}")
+                    .getBytes(StandardCharsets.UTF_8);
+            ChatPrompt p = ChatPrompt.parse(ChatPrompt.mapper(PromptLimits.defaults()), b);
+            prompts.add(p);
+            expected.add(encoder.render(template, templates, p, System.nanoTime() + 60_000_000_000L));
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            java.util.List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                results.add(pool.submit(() -> {
+                    for (int round = 0; round < 25; round++) {
+                        for (int i = 0; i < prompts.size(); i++) {
+                            String got = encoder.render(template, templates, prompts.get(i),
+                                    System.nanoTime() + 60_000_000_000L);
+                            if (!got.equals(expected.get(i))) {
+                                return false;
+                            }
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (java.util.concurrent.Future<Boolean> r : results) {
+                assertThat(r.get(120, TimeUnit.SECONDS)).isTrue();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void theSameMessagesGiveTheSameKeysWhateverElseTheBodyHolds() throws Exception {
         PrefixRender.Shape shape = new PrefixRender.Shape(new byte[16], java.util.Set.of("user"), java.util.Set.of());
