@@ -59,7 +59,7 @@ public final class BlockHashCache extends ByteBoundedCache<long[]> {
         return out;
     }
 
-    /** The prefix's key mixed with the seed and block size (both change every hash). */
+    /** The prefix's key mixed with the hasher's seed value and the block size (both change every hash). */
     static Key key(Key prefix, long seed, int blockSize) {
         long h = prefix.hi() ^ (seed * 0x9E3779B97F4A7C15L);
         long l = prefix.lo() ^ Long.rotateLeft(blockSize * 0xC2B2AE3D27D4EB4FL, 31);

@@ -38,7 +38,7 @@ public final class BlockHasher {
         this.seed = seed;
     }
 
-    /** The seed every block hash of this hasher starts from (LoRA and salt folded in). */
+    /** This hasher's XXH3 seed value (LoRA and salt folded in). */
     public long seed() {
         return seed;
     }
