@@ -26,9 +26,9 @@ class KvSegmentCacheConfigTest {
     }
 
     @Test
-    void bindsByteSizesWithTheDefaultsOn() {
+    void bindsByteSizesWithTheirDefaults() {
         KvConfig d = load("").orThrow().dynamo().section(SECTION);
-        assertThat(d.segmentCacheBytes()).isEqualTo(64L << 20);
+        assertThat(d.segmentCacheBytes()).as("the segment cache is off by default").isZero();
         assertThat(d.renderCacheBytes()).isEqualTo(64L << 20);
         assertThat(d.blockHashCacheBytes()).isEqualTo(16L << 20);
         KvConfig set = load("dynamo: {kv: {render_cache_bytes: 1MiB, block_hash_cache_bytes: 0}}").orThrow().dynamo()
