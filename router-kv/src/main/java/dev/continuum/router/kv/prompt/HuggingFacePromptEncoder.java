@@ -36,9 +36,9 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     public static final String TOKENIZER_LOADS = "continuum.dynamo.kv.tokenizer.loads";
     /** {@code continuum_dynamo_kv_prompt_failures_total{reason}}: encodes that fell back, by reason. */
     public static final String PROMPT_FAILURES = "continuum.dynamo.kv.prompt.failures";
-    /** {@code dynamo.kv.segment_cache_bytes}'s default: 64 MiB of token IDs shared by every loaded model. */
+    /** The segment cache's bound until the first config generation applies {@code dynamo.kv.segment_cache_bytes}. */
     public static final long DEFAULT_SEGMENT_CACHE_BYTES = 64L << 20;
-    /** {@code dynamo.kv.render_cache_bytes}'s default: 64 MiB of rendered prefixes shared by every loaded model. */
+    /** The render cache's bound until the first config generation applies {@code dynamo.kv.render_cache_bytes}. */
     public static final long DEFAULT_RENDER_CACHE_BYTES = 64L << 20;
     private static final Logger LOG = LoggerFactory.getLogger(HuggingFacePromptEncoder.class);
 
