@@ -195,6 +195,24 @@ panel("KV prompt tokens and segment cache",
 panel("KV segment cache bytes",
       [("max(continuum_dynamo_kv_segment_cache_bytes%s)" % SEL, "held"),
        ("max(continuum_dynamo_kv_segment_cache_max_bytes%s)" % SEL, "bound")], "bytes")
+panel("KV render-once and block-hash caches",
+      [("sum by (result) (rate(continuum_dynamo_kv_render_cache_lookups_total%s[$__rate_interval]))" % SEL,
+        "render {{result}}"),
+       ("sum(rate(continuum_dynamo_kv_render_cache_evictions_total%s[$__rate_interval]))" % SEL, "render evictions"),
+       ("sum by (result) (rate(continuum_dynamo_kv_block_hash_cache_lookups_total%s[$__rate_interval]))" % SEL,
+        "block hashes {{result}}"),
+       ("sum(rate(continuum_dynamo_kv_block_hash_cache_evictions_total%s[$__rate_interval]))" % SEL,
+        "block hash evictions"),
+       ("sum by (result) (increase(continuum_dynamo_kv_template_probes_total%s[$__rate_interval]))" % SEL,
+        "template probe {{result}}")],
+      description="Prompts whose earlier turns were reused (render once, dynamo.kv.render_cache_bytes) and block "
+                  "hashes taken by prefix (dynamo.kv.block_hash_cache_bytes); template probe whole: a chat template "
+                  "rendered whole on every request.")
+panel("KV render-once and block-hash cache bytes",
+      [("max(continuum_dynamo_kv_render_cache_bytes%s)" % SEL, "render held"),
+       ("max(continuum_dynamo_kv_render_cache_max_bytes%s)" % SEL, "render bound"),
+       ("max(continuum_dynamo_kv_block_hash_cache_bytes%s)" % SEL, "block hashes held"),
+       ("max(continuum_dynamo_kv_block_hash_cache_max_bytes%s)" % SEL, "block hashes bound")], "bytes")
 panel("KV artifacts and tokenizer loads",
       [("sum by (result) (increase(continuum_dynamo_kv_artifacts_total%s[$__rate_interval]))" % SEL,
         "artifact {{result}}"),

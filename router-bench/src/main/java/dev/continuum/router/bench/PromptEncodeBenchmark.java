@@ -5,6 +5,7 @@ import ai.djl.huggingface.tokenizers.jni.TokenizersLibrary;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.continuum.router.kv.hash.BlockHashCache;
 import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.HuggingFacePromptEncoder;
 import dev.continuum.router.kv.prompt.PromptArtifacts;
@@ -68,6 +69,13 @@ public class PromptEncodeBenchmark {
     private HuggingFaceTokenizer bare;
     private String rendered;
     private final BlockHasher hasher = BlockHasher.of(null, "tenant-a");
+    private final BlockHashCache blockHashes = new BlockHashCache(16L << 20, BlockHashCache.Listener.NONE,
+            BlockHashCache.Stats.NONE);
+    /** The conversation up to its last user message, seen once in setup (the earlier turns of {@link #seen}). */
+    private byte[] earlier;
+    /** {@link #earlier} plus an assistant reply and a new user message, the latter rewritten every call. */
+    private byte[] seen;
+    private int[] seenSlots;
 
     @Setup
     public void setup() throws Exception {
@@ -75,6 +83,9 @@ public class PromptEncodeBenchmark {
         artifacts = new PromptArtifacts("qwen3-bench", models.resolve("tokenizer.json"),
                 Optional.of(models.resolve("tokenizer_config.json")), Optional.empty());
         body = conversation(turns);
+        earlier = conversation(turns - 1, false);
+        seen = conversation(turns - 1, true);
+        seenSlots = slots(seen);
         slots = slots(body);
         lastNew = body.clone();
         cold = body.clone();
@@ -92,6 +103,7 @@ public class PromptEncodeBenchmark {
                 Files.createTempDirectory("bench-djl"));
         uncached.start().join();
         uncached.segmentCacheBytes(0);
+        uncached.renderCacheBytes(0);
         await(uncached, body);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         PromptEncoding e = encoder.encode(artifacts, body).join();
@@ -101,6 +113,12 @@ public class PromptEncodeBenchmark {
         }
         if (!(e instanceof PromptEncoding.Tokens tokens)) {
             throw new IllegalStateException("the pipeline gave " + e);
+        }
+        tokens(encoder.encode(artifacts, earlier).join());
+        int[] seenIds = tokens(encoder.encode(artifacts, seen).join()).ids();
+        int[] seenWhole = tokens(uncached.encode(artifacts, seen).join()).ids();
+        if (!Arrays.equals(seenIds, seenWhole)) {
+            throw new IllegalStateException("a seen conversation's IDs differ from a whole render's");
         }
         bare = HuggingFaceTokenizer.newInstance(models.resolve("tokenizer.json"),
                 Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false"));
@@ -146,10 +164,35 @@ public class PromptEncodeBenchmark {
         return hasher.blockHashes(tokens(encoder.encode(artifacts, lastNew).join()).ids(), 16);
     }
 
+    /**
+     * The case render once is for: the earlier turns seen (encoded in setup), the request adds the assistant's
+     * reply and a new user message (a counter in it, so that it is new every call); render + tokenize + hash.
+     */
+    @Benchmark
+    public long[] seenTurnsAndHash() {
+        stampLast(seen, seenSlots);
+        return hash(encoder.encode(artifacts, seen).join());
+    }
+
     @Benchmark
     public long[] coldAndHash() {
         stamp(cold, 0, slots.length);
-        return hasher.blockHashes(tokens(encoder.encode(artifacts, cold).join()).ids(), 16);
+        return hash(encoder.encode(artifacts, cold).join());
+    }
+
+    /** Block hashes as the KV prompt stage computes them: the cached prefix's from the block-hash cache. */
+    private long[] hash(PromptEncoding e) {
+        PromptEncoding.Tokens t = tokens(e);
+        return blockHashes.blockHashes(hasher, t.ids(), 16, t.prefix());
+    }
+
+    private void stampLast(byte[] target, int[] at) {
+        int value = ++counter;
+        int pos = at[at.length - 1] + 1;
+        for (int d = 7; d >= 0; d--) {
+            target[pos + d] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
     }
 
     @Benchmark
@@ -216,6 +259,15 @@ public class PromptEncodeBenchmark {
     }
 
     private static byte[] conversation(int turns) throws Exception {
+        return conversation(turns, null);
+    }
+
+    /** {@code turns} turns and the closing user message; with {@code next}, also the reply and a new question. */
+    private static byte[] conversation(int turns, boolean next) throws Exception {
+        return conversation(turns, Boolean.valueOf(next));
+    }
+
+    private static byte[] conversation(int turns, @org.jspecify.annotations.Nullable Boolean next) throws Exception {
         ObjectMapper json = new ObjectMapper();
         ObjectNode root = json.createObjectNode();
         root.put("model", "Qwen/Qwen3-32B");
@@ -239,6 +291,12 @@ public class PromptEncodeBenchmark {
                     + "how old a sample may be before the worker counts as unknown. Turn " + turn + SLOT + ".");
         }
         messages.addObject().put("role", "user").put("content", "Summarize the advice in five bullet points. " + SLOT);
+        if (Boolean.TRUE.equals(next)) {
+            messages.addObject().put("role", "assistant").put("content", "<think>\nFive bullets.\n</think>\n\n- "
+                    + "check load samples\n- check pinning headers\n- check the prefill backlog\n- keep "
+                    + "max_staleness at 3 s\n- watch two hot ranks");
+            messages.addObject().put("role", "user").put("content", "Now as a table, please. " + SLOT);
+        }
         ArrayNode tools = root.putArray("tools");
         tools.addObject().put("type", "function").putObject("function").put("name", "get_worker_load")
                 .put("description", "Latest load sample of one worker rank.")

@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  *                           them (zero: no prediction where kv-events run)
  * @param approximateTtl     how long a picked rank counts as holding the request's blocks in approximate mode
  * @param segmentCacheBytes  the bound of the prompt token-ID segment cache shared by all models; 0 turns it off
+ * @param renderCacheBytes   the bound of the rendered-prefix cache (render once) shared by all models; 0 turns it off
+ * @param blockHashCacheBytes the bound of the block-hash cache of conversation prefixes; 0 turns it off
  */
 public record KvConfig(
         boolean enabled,
@@ -43,7 +45,9 @@ public record KvConfig(
         Mode mode,
         Duration predictedTtl,
         Duration approximateTtl,
-        long segmentCacheBytes) {
+        long segmentCacheBytes,
+        long renderCacheBytes,
+        long blockHashCacheBytes) {
 
     public static final int MAX_PINNED_ARTIFACTS = 1024;
     public static final double MAX_SCALE = 1_000_000;
@@ -58,11 +62,17 @@ public record KvConfig(
     public static final Duration DEFAULT_APPROXIMATE_TTL = Duration.ofSeconds(120);
     public static final Duration MAX_TTL = Duration.ofHours(1);
     /**
-     * {@code segment_cache_bytes}: off by default (docs/kv-prompt.md, "Caches": on unique prompts the cache costs
-     * about 30 % throughput, a cost not yet explained), at most 16 GiB.
+     * {@code segment_cache_bytes}: off by default, at most 16 GiB. On a stream of unique prompts the caches together
+     * still cost 0.92 x (8,000 tokens) to 0.76 x (32,000) of the CPU throughput with them off (docs/benchmarks.md,
+     * "Prompt encoding, run 4"), below the 0.95 x the default needs; with render once, a conversation's earlier turns
+     * no longer need it.
      */
     public static final long DEFAULT_SEGMENT_CACHE_BYTES = 0;
     public static final long MAX_SEGMENT_CACHE_BYTES = 16L << 30;
+    /** {@code render_cache_bytes}: 64 MiB of rendered conversation prefixes (token IDs), at most 16 GiB. */
+    public static final long DEFAULT_RENDER_CACHE_BYTES = 64L << 20;
+    /** {@code block_hash_cache_bytes}: 16 MiB of block hashes by conversation prefix, at most 16 GiB. */
+    public static final long DEFAULT_BLOCK_HASH_CACHE_BYTES = 16L << 20;
 
     public static final KvConfig DEFAULTS = new KvConfig(false, true, false, List.of(), null, false, 1.0, 1.0, 0.0,
             ConditionalDisaggregation.DEFAULTS);
@@ -76,6 +86,22 @@ public record KvConfig(
         if (segmentCacheBytes < 0 || segmentCacheBytes > MAX_SEGMENT_CACHE_BYTES) {
             throw new IllegalArgumentException("segmentCacheBytes " + segmentCacheBytes);
         }
+        if (renderCacheBytes < 0 || renderCacheBytes > MAX_SEGMENT_CACHE_BYTES) {
+            throw new IllegalArgumentException("renderCacheBytes " + renderCacheBytes);
+        }
+        if (blockHashCacheBytes < 0 || blockHashCacheBytes > MAX_SEGMENT_CACHE_BYTES) {
+            throw new IllegalArgumentException("blockHashCacheBytes " + blockHashCacheBytes);
+        }
+    }
+
+    /** With the default bounds of the render and block-hash caches. */
+    public KvConfig(boolean enabled, boolean allowHttpArtifacts, boolean allowHfArtifacts, List<String> pinnedArtifacts,
+            @Nullable String artifactCacheDir, boolean sendTokenData, double overlapScoreCredit,
+            double prefillLoadScale, double routerTemperature, ConditionalDisaggregation conditionalDisaggregation,
+            Mode mode, Duration predictedTtl, Duration approximateTtl, long segmentCacheBytes) {
+        this(enabled, allowHttpArtifacts, allowHfArtifacts, pinnedArtifacts, artifactCacheDir, sendTokenData,
+                overlapScoreCredit, prefillLoadScale, routerTemperature, conditionalDisaggregation, mode, predictedTtl,
+                approximateTtl, segmentCacheBytes, DEFAULT_RENDER_CACHE_BYTES, DEFAULT_BLOCK_HASH_CACHE_BYTES);
     }
 
     /** With the defaults of {@code mode}, {@code predicted_ttl}, {@code approximate_ttl} and the prompt caches. */
@@ -84,7 +110,8 @@ public record KvConfig(
             double prefillLoadScale, double routerTemperature, ConditionalDisaggregation conditionalDisaggregation) {
         this(enabled, allowHttpArtifacts, allowHfArtifacts, pinnedArtifacts, artifactCacheDir, sendTokenData,
                 overlapScoreCredit, prefillLoadScale, routerTemperature, conditionalDisaggregation, Mode.AUTO,
-                DEFAULT_PREDICTED_TTL, DEFAULT_APPROXIMATE_TTL, DEFAULT_SEGMENT_CACHE_BYTES);
+                DEFAULT_PREDICTED_TTL, DEFAULT_APPROXIMATE_TTL, DEFAULT_SEGMENT_CACHE_BYTES, DEFAULT_RENDER_CACHE_BYTES,
+                DEFAULT_BLOCK_HASH_CACHE_BYTES);
     }
 
     /** {@code dynamo.kv.mode}. */

@@ -33,6 +33,8 @@ import org.jspecify.annotations.Nullable;
  *     predicted_ttl: 5s                   # 0..1h, 0: no prediction where kv-events run
  *     approximate_ttl: 120s               # 1s..1h
  *     segment_cache_bytes: 0              # 0..16GiB; the prompt token-ID segment cache, 0 turns it off
+ *     render_cache_bytes: 64MiB           # 0..16GiB; rendered conversation prefixes (render once), 0 turns it off
+ *     block_hash_cache_bytes: 16MiB       # 0..16GiB; block hashes by conversation prefix, 0 turns it off
  * </pre>
  *
  * Every key applies immediately on reload (the next request and the next artifact pass see it), without
@@ -77,7 +79,10 @@ public final class KvSection implements DynamoSection<KvConfig> {
         if (cdEnabled) {
             cd.get("enabled").warning(DIRECT_MODE_BYPASS);
         }
-        long segmentCache = segmentCacheBytes(node.get("segment_cache_bytes"));
+        long segmentCache = cacheBytes(node.get("segment_cache_bytes"), KvConfig.DEFAULT_SEGMENT_CACHE_BYTES);
+        long renderCache = cacheBytes(node.get("render_cache_bytes"), KvConfig.DEFAULT_RENDER_CACHE_BYTES);
+        long blockHashCache = cacheBytes(node.get("block_hash_cache_bytes"),
+                KvConfig.DEFAULT_BLOCK_HASH_CACHE_BYTES);
         KvConfig.Mode mode = node.get("mode").asChoice(d.mode(), KvConfig.Mode::parse,
                 "precise, approximate or auto");
         Duration predictedTtl = node.get("predicted_ttl").asDuration(d.predictedTtl(), Duration.ZERO,
@@ -86,7 +91,7 @@ public final class KvSection implements DynamoSection<KvConfig> {
                 KvConfig.MAX_TTL);
         return new KvConfig(enabled, http, hf, pins, cacheDir, sendTokenData, credit, scale, temperature,
                 new KvConfig.ConditionalDisaggregation(cdEnabled, threshold), mode, predictedTtl, approximateTtl,
-                segmentCache);
+                segmentCache, renderCache, blockHashCache);
     }
 
     private static List<String> pins(ConfigNode node) {
@@ -115,14 +120,14 @@ public final class KvSection implements DynamoSection<KvConfig> {
     }
 
     /** A byte size ({@code 64MiB}, {@code 1GiB}, a plain number of bytes) in {@code 0..16GiB}. */
-    private static long segmentCacheBytes(ConfigNode node) {
+    private static long cacheBytes(ConfigNode node, long fallback) {
         if (!node.isPresent()) {
-            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+            return fallback;
         }
-        long v = node.asByteSize(new ByteSize(KvConfig.DEFAULT_SEGMENT_CACHE_BYTES)).bytes();
+        long v = node.asByteSize(new ByteSize(fallback)).bytes();
         if (v < 0 || v > KvConfig.MAX_SEGMENT_CACHE_BYTES) {
             node.invalid("a byte size from 0 to 16GiB");
-            return KvConfig.DEFAULT_SEGMENT_CACHE_BYTES;
+            return fallback;
         }
         return v;
     }

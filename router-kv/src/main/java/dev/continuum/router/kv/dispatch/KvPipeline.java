@@ -9,6 +9,7 @@ import dev.continuum.router.kv.artifacts.ArtifactMetrics;
 import dev.continuum.router.kv.artifacts.ArtifactStore;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
 import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.hash.BlockHashCache;
 import dev.continuum.router.kv.prompt.PromptEncoder;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -30,14 +31,16 @@ public final class KvPipeline extends StartStopSupport {
     private final ModelArtifactResolver resolver;
     private final PromptEncoder encoder;
     private final KvPromptMetrics metrics;
+    private final BlockHashCache blockHashes;
 
     private KvPipeline(Supplier<KvConfig> config, ArtifactStore store, ModelArtifactResolver resolver,
-            PromptEncoder encoder, KvPromptMetrics metrics) {
+            PromptEncoder encoder, KvPromptMetrics metrics, BlockHashCache blockHashes) {
         this.config = config;
         this.store = store;
         this.resolver = resolver;
         this.encoder = encoder;
         this.metrics = metrics;
+        this.blockHashes = blockHashes;
     }
 
     /**
@@ -53,13 +56,15 @@ public final class KvPipeline extends StartStopSupport {
                 new ArtifactFetcher(environment.get("HF_ENDPOINT"), environment.get("HF_TOKEN")), artifactMetrics,
                 nanoClock);
         store.retain(config.get().pinnedHex());
+        KvPromptMetrics metrics = new KvPromptMetrics(registry);
+        BlockHashCache blockHashes = metrics.blockHashCache(registry, config.get().blockHashCacheBytes());
         return new KvPipeline(config, store, new ModelArtifactResolver(store, artifactMetrics, nanoClock), encoder,
-                new KvPromptMetrics(registry));
+                metrics, blockHashes);
     }
 
     /** The prompt stage the shim dispatcher asks while KV routing is on. */
     public KvPromptStage promptStage(Supplier<DynamoSnapshot> snapshots) {
-        return new KvPromptStage(snapshots, config, resolver, encoder, metrics);
+        return new KvPromptStage(snapshots, config, resolver, encoder, metrics, blockHashes);
     }
 
     /**
@@ -102,8 +107,10 @@ public final class KvPipeline extends StartStopSupport {
         return "kv pipeline";
     }
 
-    /** Applies {@code dynamo.kv.segment_cache_bytes} to the encoder (every config generation). */
-    void segmentCacheBytes(long maxBytes) {
-        encoder.segmentCacheBytes(maxBytes);
+    /** Applies the prompt caches' bounds of {@code dynamo.kv} (every config generation). */
+    void cacheBounds(KvConfig kv) {
+        encoder.segmentCacheBytes(kv.segmentCacheBytes());
+        encoder.renderCacheBytes(kv.renderCacheBytes());
+        blockHashes.resize(kv.blockHashCacheBytes());
     }
 }

@@ -7,6 +7,7 @@ import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
 import dev.continuum.router.kv.artifacts.ModelArtifacts;
 import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.hash.BlockHashCache;
 import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.PromptEncoder;
 import dev.continuum.router.kv.prompt.PromptEncoding;
@@ -39,14 +40,22 @@ public final class KvPromptStage implements PromptStage {
     private final ModelArtifactResolver resolver;
     private final PromptEncoder encoder;
     private final KvPromptMetrics metrics;
+    private final BlockHashCache blockHashes;
 
     KvPromptStage(Supplier<DynamoSnapshot> snapshots, Supplier<KvConfig> kvConfig, ModelArtifactResolver resolver,
             PromptEncoder encoder, KvPromptMetrics metrics) {
+        this(snapshots, kvConfig, resolver, encoder, metrics, new BlockHashCache(0, BlockHashCache.Listener.NONE,
+                BlockHashCache.Stats.NONE));
+    }
+
+    KvPromptStage(Supplier<DynamoSnapshot> snapshots, Supplier<KvConfig> kvConfig, ModelArtifactResolver resolver,
+            PromptEncoder encoder, KvPromptMetrics metrics, BlockHashCache blockHashes) {
         this.snapshots = snapshots;
         this.kvConfig = kvConfig;
         this.resolver = resolver;
         this.encoder = encoder;
         this.metrics = metrics;
+        this.blockHashes = blockHashes;
     }
 
     @Override
@@ -109,7 +118,7 @@ public final class KvPromptStage implements PromptStage {
         List<BlockHashes> hashes = new ArrayList<>(ready.blockSizeCount());
         for (int i = 0; i < ready.blockSizeCount(); i++) {
             int size = ready.blockSize(i);
-            hashes.add(new BlockHashes(size, hasher.blockHashes(ids, size)));
+            hashes.add(new BlockHashes(size, blockHashes.blockHashes(hasher, ids, size, tokens.prefix())));
         }
         metrics.count(PromptResult.ENCODED);
         ObjectNode parsed = root;

@@ -157,7 +157,7 @@ public final class KvRouting extends StartStopSupport {
     /** Switches every part to {@code kv}; the future is the warm-up's start, when this turned one on. */
     private CompletableFuture<Void> apply(KvConfig kv) {
         boolean on = kv.enabled();
-        pipeline.segmentCacheBytes(kv.segmentCacheBytes());
+        pipeline.cacheBounds(kv);
         subscriptions.enabled(on);
         shim.use(on ? kvPicker : loadPicker, on ? stage : null);
         counting = on ? kvCounter : fallbackCounter;

@@ -31,9 +31,16 @@ public final class BlockHasher {
     private static final boolean NATIVE_LE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     private final LongHashFunction function;
+    private final long seed;
 
-    private BlockHasher(LongHashFunction function) {
+    private BlockHasher(LongHashFunction function, long seed) {
         this.function = function;
+        this.seed = seed;
+    }
+
+    /** This hasher's XXH3 seed value (LoRA and salt folded in). */
+    public long seed() {
+        return seed;
     }
 
     /** A hasher for requests without LoRA or salt (the common case: no allocation at all). */
@@ -41,12 +48,12 @@ public final class BlockHasher {
         return UNSALTED;
     }
 
-    private static final BlockHasher UNSALTED = new BlockHasher(BASE);
+    private static final BlockHasher UNSALTED = new BlockHasher(BASE, BASE_SEED);
 
     /** A hasher seeded for {@code loraName} and {@code cacheSalt} (either may be null or empty). */
     public static BlockHasher of(@Nullable String loraName, @Nullable String cacheSalt) {
         long seed = seed(loraName, cacheSalt);
-        return seed == BASE_SEED ? UNSALTED : new BlockHasher(LongHashFunction.xx3(seed));
+        return seed == BASE_SEED ? UNSALTED : new BlockHasher(LongHashFunction.xx3(seed), seed);
     }
 
     /** The block-hash seed; wrapping u64 arithmetic, as upstream's {@code wrapping_add}. */
@@ -76,6 +83,14 @@ public final class BlockHasher {
      * {@link #completeBlocks} entries) and returns how many were written.
      */
     public int blockHashes(int[] tokens, int tokenCount, int blockSize, long[] out) {
+        return blockHashes(tokens, tokenCount, blockSize, 0, out);
+    }
+
+    /**
+     * As {@link #blockHashes(int[], int, int, long[])}, but the first {@code fromBlock} entries of {@code out}
+     * are taken as already written (a prefix's cached hashes) and only the blocks after them are hashed.
+     */
+    public int blockHashes(int[] tokens, int tokenCount, int blockSize, int fromBlock, long[] out) {
         if (blockSize <= 0) {
             throw new IllegalArgumentException("block size " + blockSize);
         }
@@ -84,7 +99,7 @@ public final class BlockHasher {
             throw new IllegalArgumentException("out holds " + out.length + " of " + blocks + " hashes");
         }
         byte[] scratch = NATIVE_LE ? null : new byte[blockSize * 4];
-        for (int b = 0; b < blocks; b++) {
+        for (int b = Math.max(0, fromBlock); b < blocks; b++) {
             out[b] = scratch == null ? function.hashInts(tokens, b * blockSize, blockSize)
                     : hashLittleEndian(tokens, b * blockSize, blockSize, scratch);
         }

@@ -36,6 +36,7 @@ final class AddedTokens {
     /** Bit per UTF-16 unit: whether some token starts with it (the scan's fast test, no boxing). */
     private final long[] firstChars = new long[1024];
     private final @Nullable String unsplittable;
+    private final int maxLength;
 
     private AddedTokens(String[] contents, int[] ids, @Nullable String unsplittable) {
         this.contents = contents;
@@ -52,6 +53,7 @@ final class AddedTokens {
                 .sorted(Comparator.comparingInt((Integer i) -> contents[i].length()).reversed())
                 .mapToInt(Integer::intValue).toArray()));
         this.byFirst = Map.copyOf(index);
+        this.maxLength = Arrays.stream(contents).mapToInt(String::length).max().orElse(0);
     }
 
     /** Reads {@code added_tokens} of a {@code tokenizer.json} (already bounded in size by the loader). */
@@ -159,6 +161,38 @@ final class AddedTokens {
             }
         }
         return -1;
+    }
+
+    /** The longest added token's length in UTF-16 units (0 without any). */
+    int maxLength() {
+        return maxLength;
+    }
+
+    /**
+     * Whether {@code left + right} splits into the segments of {@code left} followed by those of {@code right}:
+     * {@code right} starts with an added token, and no added token could match across the join (one starting in
+     * {@code left}'s last characters and ending in {@code right}). When it holds, and the premise of the segment
+     * cache holds, the IDs of the joined text are {@code left}'s IDs followed by {@code right}'s.
+     */
+    boolean joinsCleanly(String left, String right) {
+        if (contents.length == 0 || right.isEmpty() || (next(right, 0) >>> 32) != 0) {
+            return false;
+        }
+        int from = Math.max(0, left.length() - (maxLength - 1));
+        String window = left.substring(from) + right.substring(0, Math.min(right.length(), maxLength));
+        int join = left.length() - from;
+        for (int p = 0; p < join; p++) {
+            int[] candidates = byFirst.get(window.charAt(p));
+            if (candidates == null) {
+                continue;
+            }
+            for (int token : candidates) {
+                if (p + contents[token].length() > join && window.startsWith(contents[token], p)) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** The probe texts the premise is checked with at load: every token among text, whitespace and non-ASCII. */

@@ -3,6 +3,7 @@ package dev.continuum.router.kv.prompt;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,9 +19,11 @@ import org.jspecify.annotations.Nullable;
  * What a chat template renders from one chat-completion body: its {@code messages} (a message whose content
  * is an array of parts carries its text parts joined by {@code "\n"}, as dynamo.frontend prepares messages),
  * its {@code tools}, and the body's {@code chat_template_kwargs} (the {@code enable_thinking}-style flags),
- * which may not replace the variables transformers itself passes.
+ * which may not replace the variables transformers itself passes. {@code spans} says where each message, the tools
+ * and the kwargs lie in the body's bytes: the render cache keys a conversation's prefix by them
+ * ({@link PrefixRender}).
  */
-record ChatPrompt(List<Object> messages, @Nullable List<Object> tools, Map<String, Object> kwargs) {
+record ChatPrompt(List<Object> messages, @Nullable List<Object> tools, Map<String, Object> kwargs, Spans spans) {
     /** Variables apply_chat_template sets itself; a body's kwargs cannot override them. */
     static final Set<String> RESERVED = Set.of("messages", "tools", "documents", "add_generation_prompt");
 
@@ -47,18 +50,48 @@ record ChatPrompt(List<Object> messages, @Nullable List<Object> tools, Map<Strin
     }
 
     static ChatPrompt parse(ObjectMapper mapper, byte[] body) throws Malformed {
-        Object root;
+        Map<String, Object> top = new LinkedHashMap<>();
+        List<Object> rawMessages = null;
+        long[] messageSpans = null;
+        long toolsSpan = -1;
+        long kwargsSpan = -1;
         try (JsonParser parser = mapper.createParser(body)) {
-            root = mapper.readValue(parser, Object.class);
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                throw new Malformed("body is not a JSON object");
+            }
+            for (JsonToken t = parser.nextToken(); t == JsonToken.FIELD_NAME; t = parser.nextToken()) {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if (top.containsKey(name)) {
+                    throw new Malformed("duplicate field " + name);
+                }
+                int from = offset(parser.currentTokenLocation().getByteOffset());
+                if ("messages".equals(name) && value == JsonToken.START_ARRAY) {
+                    rawMessages = new ArrayList<>();
+                    SpanList spans = new SpanList();
+                    for (JsonToken e = parser.nextToken(); e != JsonToken.END_ARRAY; e = parser.nextToken()) {
+                        int at = offset(parser.currentTokenLocation().getByteOffset());
+                        rawMessages.add(mapper.readValue(parser, Object.class));
+                        spans.add(at, offset(parser.currentLocation().getByteOffset()));
+                    }
+                    top.put(name, rawMessages);
+                    messageSpans = spans.toArray();
+                    continue;
+                }
+                top.put(name, mapper.readValue(parser, Object.class));
+                long span = span(from, offset(parser.currentLocation().getByteOffset()));
+                if ("tools".equals(name)) {
+                    toolsSpan = span;
+                } else if ("chat_template_kwargs".equals(name)) {
+                    kwargsSpan = span;
+                }
+            }
         } catch (JsonProcessingException e) {
             throw new Malformed("body is not a bounded JSON document: " + e.getOriginalMessage());
         } catch (IOException e) {
             throw new Malformed("body is not readable JSON: " + e.getMessage());
         }
-        if (!(root instanceof Map<?, ?> top)) {
-            throw new Malformed("body is not a JSON object");
-        }
-        if (!(top.get("messages") instanceof List<?> rawMessages) || rawMessages.isEmpty()) {
+        if (rawMessages == null || rawMessages.isEmpty() || messageSpans == null) {
             throw new Malformed("body has no messages array");
         }
         List<Object> messages = new ArrayList<>(rawMessages.size());
@@ -84,7 +117,48 @@ record ChatPrompt(List<Object> messages, @Nullable List<Object> tools, Map<Strin
                 }
             }
         }
-        return new ChatPrompt(messages, tools, kwargs);
+        return new ChatPrompt(messages, tools, kwargs, new Spans(messageSpans, toolsSpan, kwargsSpan));
+    }
+
+    /** A byte offset of the body (at most 8 MiB, so an int); a parser without offsets fails the parse. */
+    private static int offset(long byteOffset) throws Malformed {
+        if (byteOffset < 0 || byteOffset > Integer.MAX_VALUE) {
+            throw new Malformed("no byte offsets");
+        }
+        return (int) byteOffset;
+    }
+
+    static long span(int from, int to) {
+        return ((long) from << 32) | to;
+    }
+
+    static int from(long span) {
+        return (int) (span >>> 32);
+    }
+
+    static int to(long span) {
+        return (int) span;
+    }
+
+    /** Where the parts that decide the render lie in the body: each message's bytes, tools', kwargs' (-1: absent). */
+    record Spans(long[] messages, long tools, long kwargs) {
+        static final Spans NONE = new Spans(new long[0], -1, -1);
+    }
+
+    private static final class SpanList {
+        private long[] a = new long[16];
+        private int n;
+
+        void add(int from, int to) {
+            if (n == a.length) {
+                a = java.util.Arrays.copyOf(a, n * 2);
+            }
+            a[n++] = span(from, to);
+        }
+
+        long[] toArray() {
+            return java.util.Arrays.copyOf(a, n);
+        }
     }
 
     private static Map<String, Object> prepare(Map<?, ?> message) {

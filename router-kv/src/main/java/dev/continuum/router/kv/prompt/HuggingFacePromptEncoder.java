@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import dev.continuum.router.kv.hash.PromptPrefix;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,8 +36,10 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     public static final String TOKENIZER_LOADS = "continuum.dynamo.kv.tokenizer.loads";
     /** {@code continuum_dynamo_kv_prompt_failures_total{reason}}: encodes that fell back, by reason. */
     public static final String PROMPT_FAILURES = "continuum.dynamo.kv.prompt.failures";
-    /** {@code dynamo.kv.segment_cache_bytes}'s default: 64 MiB of token IDs shared by every loaded model. */
+    /** The segment cache's bound until the first config generation applies {@code dynamo.kv.segment_cache_bytes}. */
     public static final long DEFAULT_SEGMENT_CACHE_BYTES = 64L << 20;
+    /** The render cache's bound until the first config generation applies {@code dynamo.kv.render_cache_bytes}. */
+    public static final long DEFAULT_RENDER_CACHE_BYTES = 64L << 20;
     private static final Logger LOG = LoggerFactory.getLogger(HuggingFacePromptEncoder.class);
 
     private final PromptLimits limits;
@@ -51,6 +54,8 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     private final Map<String, Counter> loads = new ConcurrentHashMap<>();
     private final PromptCacheMetrics cacheMetrics;
     private final SegmentCache segments;
+    private final RenderCache renders;
+    private final PrefixRender prefixes;
     private final LifecycleStack stack = LifecycleStack.nested(HuggingFacePromptEncoder.class);
 
     /** Defaults: the global meter registry, the system clock, DJL's native library under the temp directory. */
@@ -77,6 +82,9 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         this.cacheMetrics = new PromptCacheMetrics(registry);
         this.segments = new SegmentCache(DEFAULT_SEGMENT_CACHE_BYTES, cacheMetrics);
         cacheMetrics.watch(registry, segments);
+        this.renders = new RenderCache(DEFAULT_RENDER_CACHE_BYTES, cacheMetrics.renderListener());
+        cacheMetrics.watchRender(registry, renders);
+        this.prefixes = new PrefixRender(renders, this::render, cacheMetrics::renderLookup);
         PromptEncoding.Reason[] reasons = PromptEncoding.Reason.values();
         this.failures = new Counter[reasons.length];
         for (PromptEncoding.Reason reason : reasons) {
@@ -132,35 +140,73 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         } catch (ChatPrompt.Malformed e) {
             return Fallbacks.RENDER_UNAVAILABLE;
         }
-        Optional<String> template = model.templates().select(prompt.tools() != null);
-        if (template.isEmpty()) {
+        Optional<String> selected = model.templates().select(prompt.tools() != null);
+        if (selected.isEmpty()) {
             return Fallbacks.RENDER_UNAVAILABLE;
         }
+        String template = selected.get();
         try {
-            long renderStart = nanoTime.getAsLong();
-            String text = render(template.get(), model.templates(), prompt, deadlineNanos);
-            long tokenizeStart = nanoTime.getAsLong();
-            PromptCacheMetrics.record(cacheMetrics.render, tokenizeStart - renderStart);
-            if (utf8Length(text) > limits.maxRenderedBytes()) {
+            PrefixRender.Shape shape = prefixes.enabled() ? model.shape(template) : null;
+            AddedTokens added = model.added();
+            if (shape == null || added == null) {
+                Whole whole = renderWhole(model, template, prompt, deadlineNanos);
+                return whole == null ? Fallbacks.PROMPT_TOO_LARGE : new PromptEncoding.Tokens(whole.ids());
+            }
+            long start = nanoTime.getAsLong();
+            long[] keys = PrefixRender.keys(shape, chatBody, prompt.spans());
+            PromptEncoding.Tokens reused = prefixes.reuse(shape, added, model.tokenizer(), template,
+                    model.templates(), prompt, keys, limits, deadlineNanos);
+            if (reused != null) {
+                // render and tokenize of the new messages only: counted as one render
+                PromptCacheMetrics.record(cacheMetrics.render, nanoTime.getAsLong() - start);
+                return reused;
+            }
+            Whole whole = renderWhole(model, template, prompt, deadlineNanos);
+            if (whole == null) {
                 return Fallbacks.PROMPT_TOO_LARGE;
             }
-            int[] ids = model.tokenizer().encode(text, limits.maxTokens());
-            PromptCacheMetrics.record(cacheMetrics.tokenize, nanoTime.getAsLong() - tokenizeStart);
-            return new PromptEncoding.Tokens(ids);
+            PromptPrefix next = prefixes.remember(shape, added, model.tokenizer(), template, model.templates(),
+                    prompt, keys, whole.text(), whole.utf8Bytes(), whole.ids(), limits, deadlineNanos);
+            return new PromptEncoding.Tokens(whole.ids(), next);
         } catch (TemplateFailure f) {
             return Fallbacks.of(f.reason());
         }
     }
 
+    private record Whole(String text, int utf8Bytes, int[] ids) {
+    }
+
+    /** The whole conversation rendered and tokenized; null when the text is over its bound. */
+    private @org.jspecify.annotations.Nullable Whole renderWhole(LoadedModel model, String template,
+                                                                 ChatPrompt prompt, long deadlineNanos) {
+        long renderStart = nanoTime.getAsLong();
+        String text = render(template, model.templates(), prompt.messages(), prompt, true, deadlineNanos);
+        long tokenizeStart = nanoTime.getAsLong();
+        PromptCacheMetrics.record(cacheMetrics.render, tokenizeStart - renderStart);
+        int utf8 = Utf8.length(text);
+        if (utf8 > limits.maxRenderedBytes()) {
+            return null;
+        }
+        int[] ids = model.tokenizer().encode(text, limits.maxTokens());
+        PromptCacheMetrics.record(cacheMetrics.tokenize, nanoTime.getAsLong() - tokenizeStart);
+        return new Whole(text, utf8, ids);
+    }
+
     /** The rendered prompt text for {@code prompt} (tests and the reference corpus compare it). */
     String render(String template, ChatTemplates templates, ChatPrompt prompt, long deadlineNanos) {
+        return render(template, templates, prompt.messages(), prompt, true, deadlineNanos);
+    }
+
+    /** {@code messages} rendered with {@code prompt}'s tools and kwargs, with or without the generation prompt. */
+    String render(String template, ChatTemplates templates, java.util.List<Object> messages, ChatPrompt prompt,
+                  boolean generationPrompt, long deadlineNanos) {
         Map<String, Object> bindings = new HashMap<>(templates.specialTokens());
         bindings.putAll(prompt.kwargs());
-        bindings.put("messages", prompt.messages());
+        bindings.put("messages", messages);
         if (prompt.tools() != null) {
             bindings.put("tools", prompt.tools());
         }
-        bindings.put("add_generation_prompt", Boolean.TRUE);
+        bindings.put("add_generation_prompt", generationPrompt);
         RenderBudget budget = new RenderBudget(limits.renderBudget(), limits.renderHeapBytes(), deadlineNanos,
                 nanoTime);
         return engine.render(template, bindings, budget);
@@ -181,6 +227,20 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     @Override
     public void segmentCacheBytes(long maxBytes) {
         segments.resize(maxBytes);
+    }
+
+    /**
+     * Sets the render cache's bound ({@code dynamo.kv.render_cache_bytes}); shrinking evicts at once and 0 turns
+     * render-once off (every prompt is rendered whole).
+     */
+    @Override
+    public void renderCacheBytes(long maxBytes) {
+        renders.resize(maxBytes);
+    }
+
+    /** The render cache's bytes (tests, benchmarks check its bound). */
+    long renderCacheHeldBytes() {
+        return renders.bytes();
     }
 
     /** The segment cache (tests, benchmarks check its bound). */
@@ -214,9 +274,36 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
             LOG.warn("kv prompt: tokenizer {} runs without the segment cache: {}", LogSafe.escape(artifacts.key()),
                     LogSafe.escape(unsegmented));
         }
-        PromptTokenizer tokenizer = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(tokenizerJson),
-                segments, cacheMetrics, unsegmented == null);
-        return new LoadedModel(artifacts.key(), tokenizer, templates, bytes, nowNanos);
+        byte[] identity = SegmentedTokenizer.identityOf(tokenizerJson);
+        PromptTokenizer tokenizer = new SegmentedTokenizer(djl, added, identity, segments, cacheMetrics,
+                unsegmented == null);
+        Map<String, PrefixRender.Shape> shapes = new HashMap<>();
+        if (unsegmented == null) {
+            for (String template : templates.named().values()) {
+                PrefixRender.Shape shape = PrefixRender.shape(mapper, this::render, template, templates,
+                        templateIdentity(identity, template, templates), nanoTime.getAsLong()
+                                + limits.deadline().toNanos());
+                cacheMetrics.probed(shape.cuttable());
+                if (!shape.cuttable()) {
+                    LOG.warn("kv prompt: a chat template of {} is rendered whole on every request: the render-once "
+                            + "probes found no stable cut", LogSafe.escape(artifacts.key()));
+                }
+                shapes.put(template, shape);
+            }
+        }
+        return new LoadedModel(artifacts.key(), tokenizer, templates, unsegmented == null ? added : null, shapes,
+                bytes, nowNanos);
+    }
+
+    /** The first link of a render-cache key: the tokenizer, the template and the special tokens it sees. */
+    private static byte[] templateIdentity(byte[] tokenizer, String template, ChatTemplates templates) {
+        java.security.MessageDigest md = SegmentedTokenizer.sha256();
+        md.update(tokenizer);
+        md.update(template.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        md.update((byte) 0);
+        md.update(new java.util.TreeMap<>(templates.specialTokens()).toString()
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return java.util.Arrays.copyOf(md.digest(), 16);
     }
 
     private static long size(Optional<Path> file) throws java.io.IOException {
@@ -242,24 +329,6 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     private CompletableFuture<PromptEncoding> fallback(PromptEncoding.Reason reason) {
         failures[reason.ordinal()].increment();
         return CompletableFuture.completedFuture(Fallbacks.of(reason));
-    }
-
-    private static int utf8Length(String s) {
-        int n = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                n++;
-            } else if (c < 0x800) {
-                n += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                n += 4;
-                i++;
-            } else {
-                n += 3;
-            }
-        }
-        return n;
     }
 
     @Override

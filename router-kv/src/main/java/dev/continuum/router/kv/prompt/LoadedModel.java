@@ -1,6 +1,8 @@
 package dev.continuum.router.kv.prompt;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One artifact set, loaded: its tokenizer and chat templates, shared by every request of the models that use
@@ -14,14 +16,27 @@ final class LoadedModel {
     private final String key;
     private final PromptTokenizer tokenizer;
     private final ChatTemplates templates;
+    private final @Nullable AddedTokens added;
+    private final Map<String, PrefixRender.Shape> shapes;
     private final long artifactBytes;
     private final AtomicInteger references = new AtomicInteger(1);
     private volatile long lastUsedNanos;
 
     LoadedModel(String key, PromptTokenizer tokenizer, ChatTemplates templates, long artifactBytes, long nowNanos) {
+        this(key, tokenizer, templates, null, Map.of(), artifactBytes, nowNanos);
+    }
+
+    /**
+     * @param added  the tokenizer's added tokens when it passed the segment check (token IDs may be joined), else null
+     * @param shapes what the render-once probes found for each template, by the template's text
+     */
+    LoadedModel(String key, PromptTokenizer tokenizer, ChatTemplates templates, @Nullable AddedTokens added,
+                Map<String, PrefixRender.Shape> shapes, long artifactBytes, long nowNanos) {
         this.key = key;
         this.tokenizer = tokenizer;
         this.templates = templates;
+        this.added = added;
+        this.shapes = Map.copyOf(shapes);
         this.artifactBytes = artifactBytes;
         this.lastUsedNanos = nowNanos;
     }
@@ -36,6 +51,17 @@ final class LoadedModel {
 
     ChatTemplates templates() {
         return templates;
+    }
+
+    /** The added tokens when token IDs may be joined at segment boundaries, else null. */
+    @Nullable AddedTokens added() {
+        return added;
+    }
+
+    /** What the probes found for {@code template}, or null when it is never cut (render whole). */
+    PrefixRender.@Nullable Shape shape(String template) {
+        PrefixRender.Shape shape = shapes.get(template);
+        return shape == null || added == null || !shape.cuttable() ? null : shape;
     }
 
     long artifactBytes() {

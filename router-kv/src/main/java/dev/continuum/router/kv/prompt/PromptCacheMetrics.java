@@ -15,11 +15,20 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code continuum_dynamo_kv_prompt_tokens_total{source}}: {@code cache}, {@code encoded}</li>
  *   <li>{@code continuum_dynamo_kv_tokenizer_segmented_total{result}}: {@code segmented}, {@code whole} (per load:
  *       whether the premise held)</li>
+ *   <li>{@code continuum_dynamo_kv_render_cache_lookups_total{result}}: {@code hit}, {@code miss};
+ *       {@code continuum_dynamo_kv_render_cache_evictions_total}; {@code continuum_dynamo_kv_render_cache_bytes},
+ *       {@code continuum_dynamo_kv_render_cache_max_bytes}</li>
+ *   <li>{@code continuum_dynamo_kv_template_probes_total{result}}: {@code cut}, {@code whole} (per template load)</li>
  *   <li>{@code continuum_dynamo_kv_prompt_render_seconds}, {@code continuum_dynamo_kv_prompt_tokenize_seconds}
  *       (histograms)</li>
  * </ul>
  */
 final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache.Listener {
+    private final Counter renderHits;
+    private final Counter renderMisses;
+    private final Counter renderEvictions;
+    private final Counter templatesCut;
+    private final Counter templatesWhole;
     private final Counter hits;
     private final Counter misses;
     private final Counter evictions;
@@ -39,6 +48,12 @@ final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache
         encoded = tokens(registry, "encoded");
         segmentedLoads = loads(registry, "segmented");
         wholeLoads = loads(registry, "whole");
+        renderHits = renderLookups(registry, "hit");
+        renderMisses = renderLookups(registry, "miss");
+        renderEvictions = Counter.builder("continuum.dynamo.kv.render.cache.evictions")
+                .description("Render cache entries evicted (least recently used first)").register(registry);
+        templatesCut = probes(registry, "cut");
+        templatesWhole = probes(registry, "whole");
         render = timer(registry, "continuum.dynamo.kv.prompt.render", "Chat-template render time per prompt");
         tokenize = timer(registry, "continuum.dynamo.kv.prompt.tokenize", "Tokenization time per prompt");
     }
@@ -49,6 +64,41 @@ final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache
                 .description("Bytes the segment cache holds").baseUnit("bytes").register(registry);
         Gauge.builder("continuum.dynamo.kv.segment.cache.max.bytes", cache, SegmentCache::maxBytes)
                 .description("The segment cache's bound (dynamo.kv.segment_cache_bytes)").baseUnit("bytes")
+                .register(registry);
+    }
+
+    /** The render cache's byte gauges. */
+    void watchRender(MeterRegistry registry, RenderCache cache) {
+        Gauge.builder("continuum.dynamo.kv.render.cache.bytes", cache, RenderCache::bytes)
+                .description("Bytes the render cache holds").baseUnit("bytes").register(registry);
+        Gauge.builder("continuum.dynamo.kv.render.cache.max.bytes", cache, RenderCache::maxBytes)
+                .description("The render cache's bound (dynamo.kv.render_cache_bytes)").baseUnit("bytes")
+                .register(registry);
+    }
+
+    SegmentCache.Listener renderListener() {
+        return renderEvictions::increment;
+    }
+
+    /** A render cache lookup: whether some prefix of the conversation was cached. */
+    void renderLookup(boolean hit) {
+        (hit ? renderHits : renderMisses).increment();
+    }
+
+    /** A template probed at load: whether render-once may cut it anywhere. */
+    void probed(boolean cuttable) {
+        (cuttable ? templatesCut : templatesWhole).increment();
+    }
+
+    private static Counter renderLookups(MeterRegistry registry, String result) {
+        return Counter.builder("continuum.dynamo.kv.render.cache.lookups").tag("result", result)
+                .description("Render cache lookups, by whether a prefix of the conversation was cached")
+                .register(registry);
+    }
+
+    private static Counter probes(MeterRegistry registry, String result) {
+        return Counter.builder("continuum.dynamo.kv.template.probes").tag("result", result)
+                .description("Chat templates probed at load, by whether render-once may cut them")
                 .register(registry);
     }
 

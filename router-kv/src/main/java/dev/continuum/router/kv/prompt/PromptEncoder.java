@@ -30,4 +30,11 @@ public interface PromptEncoder extends Lifecycle {
      */
     default void segmentCacheBytes(long maxBytes) {
     }
+
+    /**
+     * Applies {@code dynamo.kv.render_cache_bytes}: the bound of the cache of rendered conversation prefixes
+     * (docs/kv-prompt.md, "Caches"). An encoder without one has nothing to bound.
+     */
+    default void renderCacheBytes(long maxBytes) {
+    }
 }

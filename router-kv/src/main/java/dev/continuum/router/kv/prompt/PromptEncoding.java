@@ -1,10 +1,21 @@
 package dev.continuum.router.kv.prompt;
 
+import dev.continuum.router.kv.hash.PromptPrefix;
+import org.jspecify.annotations.Nullable;
+
 /** What encoding one request's prompt gave: its token IDs, or why the request scores without a KV term. */
 public sealed interface PromptEncoding {
 
-    /** The rendered prompt's token IDs, in order; the array is owned by the receiver. */
-    record Tokens(int[] ids) implements PromptEncoding {
+    /**
+     * The rendered prompt's token IDs, in order; the array is owned by the receiver.
+     *
+     * @param prefix what is known of its leading tokens (a conversation prefix seen before, or to be reused
+     *               later), for the block hashes; null when nothing is
+     */
+    record Tokens(int[] ids, @Nullable PromptPrefix prefix) implements PromptEncoding {
+        public Tokens(int[] ids) {
+            this(ids, null);
+        }
     }
 
     /** No token IDs; the request falls back to load-based selection, counted under {@code reason}. */

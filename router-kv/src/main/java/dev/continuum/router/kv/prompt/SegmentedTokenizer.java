@@ -134,6 +134,7 @@ final class SegmentedTokenizer implements PromptTokenizer {
         IntList missing = new IntList(8);
         int hits = 0;
         long cachedTokens = 0;
+        long missingChars = 0;
         for (int i = 0; i < n; i++) {
             if (starts.get(i) == ends.get(i)) {
                 ids[i] = EMPTY;
@@ -147,10 +148,24 @@ final class SegmentedTokenizer implements PromptTokenizer {
                 cachedTokens += hit.length;
             } else {
                 missing.add(i);
+                missingChars += ends.get(i) - starts.get(i);
             }
         }
-        long encoded = missing.size() == 0 ? 0 : encodeMissing(text, starts, ends, missing, ids, maxTokens);
         stats.segments(hits, missing.size());
+        if (missing.size() > 0 && 2 * missingChars >= text.length()) {
+            // Mostly new text (a cold prompt): one native call over the text as given, exactly as with the cache
+            // off, and the new segments' IDs cut out of its result for the next prompt that repeats them.
+            int[] all = whole.encode(text, maxTokens);
+            stats.tokens(0, all.length);
+            if (carve(all, bounds, ids)) {
+                for (int k = 0; k < missing.size(); k++) {
+                    int i = missing.get(k);
+                    cache.put(keys[i], ids[i]);
+                }
+            }
+            return all;
+        }
+        long encoded = missing.size() == 0 ? 0 : encodeMissing(text, starts, ends, missing, ids, maxTokens);
         stats.tokens(cachedTokens, encoded);
 
         long total = 0;
@@ -176,6 +191,37 @@ final class SegmentedTokenizer implements PromptTokenizer {
         return out;
     }
 
+    /**
+     * Cuts the IDs of a whole text's encode into its segments' IDs (into {@code ids}, where not already there): each
+     * segment's IDs run up to the ID of the added token that ends it. False, and nothing to cache, when the IDs do
+     * not line up with the segments (which the premise rules out).
+     */
+    private boolean carve(int[] all, IntList bounds, int[][] ids) {
+        int from = 0;
+        int n = bounds.size();
+        for (int i = 0; i < n; i++) {
+            int bound = bounds.get(i);
+            int to = all.length;
+            if (bound >= 0) {
+                int id = added.id(bound);
+                to = from;
+                while (to < all.length && all[to] != id) {
+                    to++;
+                }
+                if (to == all.length) {
+                    return false;
+                }
+            }
+            if (ids[i] == null) {
+                ids[i] = Arrays.copyOfRange(all, from, to);
+            } else if (ids[i].length != to - from) {
+                return false;
+            }
+            from = to + 1;
+        }
+        return from >= all.length;
+    }
+
     private static final int[] EMPTY = new int[0];
 
     /**
@@ -194,7 +240,11 @@ final class SegmentedTokenizer implements PromptTokenizer {
         }
         String sep = added.content(0);
         int sepId = added.id(0);
-        StringBuilder joined = new StringBuilder();
+        int length = 0;
+        for (int k = 0; k < m; k++) {
+            length += ends.get(missing.get(k)) - starts.get(missing.get(k)) + sep.length();
+        }
+        StringBuilder joined = new StringBuilder(length);
         for (int k = 0; k < m; k++) {
             if (k > 0) {
                 joined.append(sep);
@@ -250,7 +300,14 @@ final class SegmentedTokenizer implements PromptTokenizer {
         return new SegmentCache.Key(longAt(d, 0), longAt(d, 8));
     }
 
-    private static long longAt(byte[] b, int at) {
+    /** This thread's SHA-256, reset. */
+    static MessageDigest sha256() {
+        MessageDigest md = SHA256.get();
+        md.reset();
+        return md;
+    }
+
+    static long longAt(byte[] b, int at) {
         long v = 0;
         for (int i = 0; i < 8; i++) {
             v = (v << 8) | (b[at + i] & 0xFF);

@@ -6,10 +6,14 @@ import com.hubspot.jinjava.LegacyOverrides;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.el.JinjavaNodePreProcessor;
 import com.hubspot.jinjava.interpret.Context;
+import com.hubspot.jinjava.interpret.InterpreterFactory;
+import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
 import com.hubspot.jinjava.el.TruthyTypeConverter;
+import com.hubspot.jinjava.tree.Node;
+import java.util.concurrent.ConcurrentHashMap;
 import java.io.IOException;
 import java.util.Properties;
 import jinjava.de.odysseus.el.ExpressionFactoryImpl;
@@ -34,8 +38,17 @@ final class TemplateEngine {
     /** Lists and maps a template may build: larger than any prompt needs, small enough to bound the heap. */
     private static final int MAX_COLLECTION = 100_000;
 
+    /** Distinct templates whose parse is kept; more (a churn of artifact sets) clears the map and starts over. */
+    static final int MAX_PARSED = 64;
+
     private final Jinjava jinjava;
     private final int maxChars;
+    /**
+     * Template as given -> its Jinja2-adjusted source, and that source -> its parsed tree: a template is prepared
+     * and parsed once, not per render (jinjava's trees are not changed by rendering them).
+     */
+    private final ConcurrentHashMap<String, String> sources = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Node> parsed = new ConcurrentHashMap<>();
 
     TemplateEngine(PromptLimits limits) {
         this.maxChars = limits.maxRenderedBytes();
@@ -61,6 +74,7 @@ final class TemplateEngine {
                 .withNestedInterpretationEnabled(false)
                 .withFailOnUnknownTokens(false)
                 .withElResolver(resolver)
+                .withInterperterFactory(new ParsedOnce())
                 .withExecutionMode(PyOutput.MODE)
                 .withDisabled(Map.of(Context.Library.TAG, LOADER_TAGS))
                 .withNodePreProcessor((node, interpreter) -> {
@@ -153,6 +167,50 @@ final class TemplateEngine {
         return out.append(template, copied, template.length()).toString();
     }
 
+    /** Interpreters whose {@code parse} answers from {@link #parsed} (a parse with errors is never kept). */
+    private final class ParsedOnce implements InterpreterFactory {
+        @Override
+        public JinjavaInterpreter newInstance(JinjavaInterpreter orig) {
+            return new CachingInterpreter(orig);
+        }
+
+        @Override
+        public JinjavaInterpreter newInstance(Jinjava jinjava, Context context, JinjavaConfig config) {
+            return new CachingInterpreter(jinjava, context, config);
+        }
+    }
+
+    private final class CachingInterpreter extends JinjavaInterpreter {
+        CachingInterpreter(JinjavaInterpreter orig) {
+            super(orig);
+        }
+
+        CachingInterpreter(Jinjava jinjava, Context context, JinjavaConfig config) {
+            super(jinjava, context, config);
+        }
+
+        @Override
+        public Node parse(String template) {
+            Node tree = parsed.get(template);
+            if (tree != null) {
+                return tree;
+            }
+            int errors = getErrors().size();
+            tree = super.parse(template);
+            if (getErrors().size() == errors) {
+                remember(parsed, template, tree);
+            }
+            return tree;
+        }
+    }
+
+    private static <V> void remember(ConcurrentHashMap<String, V> map, String key, V value) {
+        if (map.size() >= MAX_PARSED) {
+            map.clear();
+        }
+        map.putIfAbsent(key, value);
+    }
+
     /** jinjava whose expressions parse with {@link HfSyntaxBuilder}. */
     private static final class HfJinjava extends Jinjava {
         private final ExpressionFactory expressions;
@@ -176,8 +234,13 @@ final class TemplateEngine {
      * @throws TemplateFailure when the template raised, failed, or exceeded a bound
      */
     String render(String template, Map<String, Object> bindings, RenderBudget budget) {
-        String source = lstripBlocks(jinja2Source(template));
-        RenderResult result = budget.run(() -> jinjava.renderForResult(source, bindings));
+        String source = sources.get(template);
+        if (source == null) {
+            source = lstripBlocks(jinja2Source(template));
+            remember(sources, template, source);
+        }
+        String prepared = source;
+        RenderResult result = budget.run(() -> jinjava.renderForResult(prepared, bindings));
         budget.rethrowFailure();
         for (TemplateError error : result.getErrors()) {
             throwIfJinja2Raises(error);

@@ -9,7 +9,10 @@ import dev.continuum.router.core.config.ReloadClass;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@code dynamo.kv.segment_cache_bytes}: bound, validated with its path, applied on reload. */
+/**
+ * {@code dynamo.kv.segment_cache_bytes}, {@code render_cache_bytes} and {@code block_hash_cache_bytes}: bounds,
+ * validated with their paths, applied on reload.
+ */
 class KvSegmentCacheConfigTest {
     private static final KvSection SECTION = new KvSection();
     private static final String BACKEND = "backends: [{name: a, url: \"http://127.0.0.1:8000\"}]\n";
@@ -23,8 +26,15 @@ class KvSegmentCacheConfigTest {
     }
 
     @Test
-    void bindsByteSizesAndIsOffByDefault() {
-        assertThat(load("").orThrow().dynamo().section(SECTION).segmentCacheBytes()).isZero();
+    void bindsByteSizesWithTheirDefaults() {
+        KvConfig d = load("").orThrow().dynamo().section(SECTION);
+        assertThat(d.segmentCacheBytes()).as("the segment cache is off by default").isZero();
+        assertThat(d.renderCacheBytes()).isEqualTo(64L << 20);
+        assertThat(d.blockHashCacheBytes()).isEqualTo(16L << 20);
+        KvConfig set = load("dynamo: {kv: {render_cache_bytes: 1MiB, block_hash_cache_bytes: 0}}").orThrow().dynamo()
+                .section(SECTION);
+        assertThat(set.renderCacheBytes()).isEqualTo(1L << 20);
+        assertThat(set.blockHashCacheBytes()).as("0 turns the cache off").isZero();
         assertThat(load("dynamo: {kv: {segment_cache_bytes: 1GiB}}").orThrow().dynamo().section(SECTION)
                 .segmentCacheBytes()).isEqualTo(1L << 30);
         assertThat(load("dynamo: {kv: {segment_cache_bytes: 0}}").orThrow().dynamo().section(SECTION)
@@ -37,6 +47,10 @@ class KvSegmentCacheConfigTest {
                 .startsWith("dynamo.kv.segment_cache_bytes: ").contains("a byte size from 0 to 16GiB");
         assertThat(errors("{segment_cache_bytes: lots}")).singleElement().asString()
                 .startsWith("dynamo.kv.segment_cache_bytes: ");
+        assertThat(errors("{render_cache_bytes: 17GiB}")).singleElement().asString()
+                .startsWith("dynamo.kv.render_cache_bytes: ").contains("a byte size from 0 to 16GiB");
+        assertThat(errors("{block_hash_cache_bytes: -1}")).singleElement().asString()
+                .startsWith("dynamo.kv.block_hash_cache_bytes: ");
     }
 
     @Test
@@ -44,5 +58,8 @@ class KvSegmentCacheConfigTest {
         KvConfig before = load("").orThrow().dynamo().section(SECTION);
         KvConfig after = load("dynamo: {kv: {segment_cache_bytes: 8MiB}}").orThrow().dynamo().section(SECTION);
         assertThat(SECTION.reloadClass(before, after)).isEqualTo(ReloadClass.IMMEDIATE);
+        KvConfig smaller = load("dynamo: {kv: {render_cache_bytes: 1MiB, block_hash_cache_bytes: 1MiB}}").orThrow()
+                .dynamo().section(SECTION);
+        assertThat(SECTION.reloadClass(before, smaller)).isEqualTo(ReloadClass.IMMEDIATE);
     }
 }

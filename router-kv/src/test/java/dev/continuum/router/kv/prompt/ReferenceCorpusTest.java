@@ -46,6 +46,7 @@ class ReferenceCorpusTest {
     private final Map<String, JsonNode> node = new LinkedHashMap<>();
     private final Map<String, JsonNode> jinja2 = new LinkedHashMap<>();
     private HuggingFacePromptEncoder encoder;
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private ChatTemplates templates;
     private DjlTokenizer djl;
     private AddedTokens added;
@@ -78,8 +79,7 @@ class ReferenceCorpusTest {
                 d.renderBudget(), d.renderHeapBytes(), d.maxBodyBytes(), d.maxJsonDepth(), d.maxRenderedBytes(),
                 d.maxTokens(), d.maxMacroDepth(), d.maxTokenizers(), d.concurrentLoads(), d.maxArtifactBytes(),
                 d.loadRetry());
-        encoder = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
-                tmp.resolve("djl"));
+        encoder = new HuggingFacePromptEncoder(patient, registry, System::nanoTime, tmp.resolve("djl"));
         encoder.start().join();
         templates = ChatTemplates.read(JSON, Qwen3Fixture.artifacts().tokenizerConfig(), java.util.Optional.empty(),
                 1 << 20);
@@ -158,6 +158,43 @@ class ReferenceCorpusTest {
             assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, first: " + name).containsExactly(expected);
             assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, again: " + name).containsExactly(expected);
         }));
+    }
+
+    /**
+     * Render once on the whole corpus: each case is sent after one of its earlier turns (cut before its last
+     * message, before its last two, and in the middle), so that the encoder may reuse the earlier turn's render and
+     * tokens; the IDs must still be the JavaScript tokenizer's, byte for byte what a whole render gives. Across the
+     * corpus some turns must have been reused (the render cache's hits).
+     */
+    @TestFactory
+    Stream<DynamicTest> laterTurnsReusingEarlierRendersEqualTheJavaScriptTokenizer() {
+        return bodies.keySet().stream().map(name -> DynamicTest.dynamicTest(name, () -> {
+            JsonNode body = bodies.get(name);
+            int n = body.get("messages").size();
+            int[] expected = JSON.convertValue(node.get(name).get("ids"), int[].class);
+            for (int k : new int[] {n - 1, n - 2, n / 2}) {
+                if (k < 1 || k >= n) {
+                    continue;
+                }
+                ObjectNode earlier = body.deepCopy();
+                ArrayNode messages = earlier.putArray("messages");
+                for (int i = 0; i < k; i++) {
+                    messages.add(body.get("messages").get(i));
+                }
+                encoder.encode(Qwen3Fixture.artifacts(), JSON.writeValueAsBytes(earlier)).get(60, TimeUnit.SECONDS);
+                PromptEncoding later = encoder.encode(Qwen3Fixture.artifacts(), JSON.writeValueAsBytes(body))
+                        .get(60, TimeUnit.SECONDS);
+                assertThat(later).isInstanceOf(PromptEncoding.Tokens.class);
+                assertThat(((PromptEncoding.Tokens) later).ids()).as("token IDs after turn " + k + ": " + name)
+                        .containsExactly(expected);
+            }
+        }));
+    }
+
+    @AfterAll
+    void someLaterTurnsReusedTheirEarlierRenders() {
+        assertThat(registry.counter("continuum.dynamo.kv.render.cache.lookups", "result", "hit").count())
+                .as("render cache hits over the corpus").isGreaterThan(20);
     }
 
     private static void index(Map<String, JsonNode> into, JsonNode answers) {

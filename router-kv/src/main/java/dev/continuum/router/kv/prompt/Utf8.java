@@ -1,0 +1,26 @@
+package dev.continuum.router.kv.prompt;
+
+/** UTF-8 lengths of Java strings, without encoding them. */
+final class Utf8 {
+    private Utf8() {
+    }
+
+    /** The UTF-8 length of {@code s} (an unpaired surrogate counts 3 bytes, as its replacement would). */
+    static int length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+}
