@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class BackendKvIndex {
     private final Map<String, Set<Long>> blocks = new ConcurrentHashMap<>();
+    /** Tokens per block of each backend's latest stored event ({@code transport: zmq} sources only). */
+    private final Map<String, Integer> blockSizes = new ConcurrentHashMap<>();
 
     /**
      * How many of {@code blockHashes}, from the first on, {@code backend} holds: the length of the prompt prefix
@@ -73,5 +75,22 @@ public final class BackendKvIndex {
     /** The backend's cache was cleared, or its source stopped: it holds nothing the router knows of. */
     public void clear(String backend) {
         blocks.remove(backend);
+        blockSizes.remove(backend);
+    }
+
+    /** Records the tokens per block the backend's engine reports (its stored events' {@code block_size}). */
+    public void blockSize(String backend, int size) {
+        blockSizes.put(backend, size);
+    }
+
+    /** The backend's engine block size, or 0 when no stored event said (an SSE source, or none yet). */
+    public int blockSize(String backend) {
+        Integer size = blockSizes.get(backend);
+        return size == null ? 0 : size;
+    }
+
+    /** Whether the index tracks {@code backend} (it has a source that stored something since its last clear). */
+    public boolean tracks(String backend) {
+        return blocks.containsKey(backend);
     }
 }
