@@ -75,6 +75,14 @@ public final class VllmKvEngine implements AutoCloseable {
         publisher.dropNext(n);
     }
 
+    /**
+     * Publishes {@code payload} as the next batch, whatever it holds (a hostile or broken publisher): it is numbered
+     * and kept for replay like any batch.
+     */
+    public void publishRaw(byte[] payload) {
+        publisher.publish(payload.clone());
+    }
+
     /** Batches sent on the PUB socket so far. */
     public long published() {
         return publisher.published();
