@@ -3,7 +3,6 @@ package dev.continuum.router.kv.selection;
 import dev.continuum.router.kv.backend.BackendKvIndex;
 import dev.continuum.router.proxy.BackendChooser;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -16,13 +15,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  *
  * where cached blocks is the candidate's leading run of the prompt's chained block hashes in the
- * {@link BackendKvIndex}, and each request this router has in flight to it counts as a prompt of this one's size
- * (the decode term: the KV those requests hold). The lowest cost wins; a tie goes to the larger cached prefix, then
- * round in turn. Lock-free and allocation-free: one index lookup per candidate and block matched.
+ * {@link BackendKvIndex} (0 for a candidate without a source), and each request this router has in flight to it
+ * counts as a prompt of this one's size (the decode term: the KV those requests hold). The lowest cost wins; a tie
+ * goes to the larger cached prefix, then round in turn. Lock-free and allocation-free: one walk of the prompt
+ * through the index's inverted view for all candidates, then one slot lookup per candidate.
  */
 public final class BackendKvScorer {
-    /** Answered when no available candidate has a source: the strategy picks. */
-    public static final long NONE = -1;
+    /** Per thread (event loops): the depth of each index slot for the prompt being scored. */
+    private static final ThreadLocal<int[]> DEPTHS = ThreadLocal.withInitial(() -> new int[BackendKvIndex.MAX_SLOTS]);
 
     private final BackendKvIndex index;
     private final AtomicInteger start = new AtomicInteger();
@@ -32,30 +32,27 @@ public final class BackendKvScorer {
     }
 
     /**
-     * The choice among {@code available}: the chosen index in the low 32 bits and its cached blocks in the high 32,
-     * or {@link #NONE} when none of them is in {@code sourced}.
+     * The choice among {@code available} (non-empty): the chosen index in the low 32 bits and its cached blocks in
+     * the high 32.
      *
      * @param prompt the prompt's chained block hashes
      */
-    public long choose(List<? extends BackendChooser.Candidate> available, long[] prompt, Set<String> sourced,
-            double overlapCredit, double prefillScale) {
+    public long choose(List<? extends BackendChooser.Candidate> available, long[] prompt, double overlapCredit,
+            double prefillScale) {
+        int[] depths = DEPTHS.get();
+        index.prefixDepths(prompt, depths);
         int n = available.size();
         int offset = n == 1 ? 0 : Math.floorMod(start.getAndIncrement(), n);
         int blocks = prompt.length;
         double unit = Math.max(1, blocks);
-        int best = -1;
+        int best = 0;
         int bestCached = 0;
         double bestCost = Double.POSITIVE_INFINITY;
-        boolean any = false;
         for (int k = 0; k < n; k++) {
             int i = offset + k < n ? offset + k : offset + k - n;
             BackendChooser.Candidate c = available.get(i);
-            String name = c.name();
-            int cached = 0;
-            if (sourced.contains(name)) {
-                any = true;
-                cached = index.overlap(name, prompt);
-            }
+            int slot = index.slot(c.name());
+            int cached = slot < 0 ? 0 : depths[slot];
             double cost = prefillScale * Math.max(0, blocks - overlapCredit * cached) + c.inFlight() * unit;
             if (cost < bestCost || (cost == bestCost && cached > bestCached)) {
                 best = i;
@@ -63,6 +60,6 @@ public final class BackendKvScorer {
                 bestCached = cached;
             }
         }
-        return any ? ((long) bestCached << 32) | best : NONE;
+        return ((long) bestCached << 32) | best;
     }
 }

@@ -82,12 +82,11 @@ public final class KvBackendChooser implements BackendChooser {
         double credit = k.overlapScoreCredit();
         double scale = k.prefillLoadScale();
         CompletableFuture<PromptEncoding> encoded = encoder.encode((PromptArtifacts) artifacts, copy);
-        return encoded.thenApply(encoding -> choice(encoding, m.blockSize(), backends, credit, scale));
+        return encoded.thenApply(encoding -> choice(encoding, m.blockSize(), credit, scale));
     }
 
     /** Runs where the encoding completed (the encoder's pool). */
-    private @Nullable Choice choice(PromptEncoding encoding, int blockSize, Set<String> backends, double credit,
-            double scale) {
+    private @Nullable Choice choice(PromptEncoding encoding, int blockSize, double credit, double scale) {
         if (!(encoding instanceof PromptEncoding.Tokens tokens)) {
             metrics.count(switch (((PromptEncoding.Fallback) encoding).reason()) {
                 case TOKENIZER_UNAVAILABLE -> SelectionResult.TOKENIZER_UNAVAILABLE;
@@ -98,7 +97,7 @@ public final class KvBackendChooser implements BackendChooser {
         }
         long[] blocks = BlockHasher.unsalted().blockHashes(tokens.ids(), blockSize);
         long[] chained = blocks.length == 0 ? blocks : BlockHasher.sequenceHashes(blocks, blocks.length);
-        return new KvChoice(scorer, metrics, chained, backends, credit, scale);
+        return new KvChoice(scorer, metrics, chained, credit, scale);
     }
 
     /** The model's prompt artifacts when pinned and loaded, else why not (a fetch is queued when one is due). */

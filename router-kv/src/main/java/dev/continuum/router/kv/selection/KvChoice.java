@@ -2,7 +2,6 @@ package dev.continuum.router.kv.selection;
 
 import dev.continuum.router.proxy.BackendChooser;
 import java.util.List;
-import java.util.Set;
 
 /**
  * One request's prompt, ready to be scored at each pick of its first phase (the first send and its retries). Only
@@ -12,32 +11,24 @@ final class KvChoice implements BackendChooser.Choice {
     private final BackendKvScorer scorer;
     private final SelectionMetrics metrics;
     private final long[] prompt;
-    private final Set<String> sourced;
     private final double overlapCredit;
     private final double prefillScale;
     private boolean counted;
 
-    KvChoice(BackendKvScorer scorer, SelectionMetrics metrics, long[] prompt, Set<String> sourced,
-            double overlapCredit, double prefillScale) {
+    KvChoice(BackendKvScorer scorer, SelectionMetrics metrics, long[] prompt, double overlapCredit,
+            double prefillScale) {
         this.scorer = scorer;
         this.metrics = metrics;
         this.prompt = prompt;
-        this.sourced = sourced;
         this.overlapCredit = overlapCredit;
         this.prefillScale = prefillScale;
     }
 
     @Override
     public int choose(List<? extends BackendChooser.Candidate> available) {
-        long r = scorer.choose(available, prompt, sourced, overlapCredit, prefillScale);
+        long r = scorer.choose(available, prompt, overlapCredit, prefillScale);
         boolean first = !counted;
         counted = true;
-        if (r == BackendKvScorer.NONE) {
-            if (first) {
-                metrics.count(SelectionResult.NO_SOURCE);
-            }
-            return -1;
-        }
         if (first) {
             metrics.chose((int) (r >>> 32), prompt.length);
         }
