@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.State;
 /**
  * What KV-aware selection among plain backends adds per request beyond the prompt pipeline (issue 31's goal:
  * at most 2 µs at 64 backends): {@code choose} scores every candidate ({@link BackendKvScorer}: its cached
- * prefix from the {@link BackendKvIndex}, its in-flight count); {@code chainPrompt} turns the prompt's block hashes
- * into the chained hashes the index is keyed by (once per request). The index holds {@code heldBlocks} other blocks
+ * prefix from the {@link BackendKvIndex}, its in-flight count), once per pick on the event loop; {@code chainPrompt}
+ * turns the prompt's block hashes into the boxed chained hashes the index is keyed by, once per request off the loop. The index holds {@code heldBlocks} other blocks
  * per backend; backend {@code i} holds the first {@code i % (blocks / 2)} blocks of the prompt, so the walks are as
  * long as a busy fleet's.
  */
@@ -47,6 +47,7 @@ public class BackendSelectionBenchmark {
     private List<Candidate> candidates;
     private long[] blockHashes;
     private long[] prompt;
+    private Long[] keys;
 
     @Setup
     public void setup() {
@@ -70,16 +71,18 @@ public class BackendSelectionBenchmark {
             long[] prefix = java.util.Arrays.copyOf(prompt, held);
             index.store(name, prefix, Integer.MAX_VALUE);
         }
+        keys = BackendKvIndex.keys(prompt);
         scorer = new BackendKvScorer(index);
     }
 
     @Benchmark
     public long choose() {
-        return scorer.choose(candidates, prompt, 1.0, 1.0);
+        return scorer.choose(candidates, keys, 1.0, 1.0);
     }
 
+    /** Once per request, off the event loop: chaining the prompt's block hashes and boxing them for the walks. */
     @Benchmark
-    public long[] chainPrompt() {
-        return BlockHasher.sequenceHashes(blockHashes, blockHashes.length);
+    public Long[] chainPrompt() {
+        return BackendKvIndex.keys(BlockHasher.sequenceHashes(blockHashes, blockHashes.length));
     }
 }

@@ -53,9 +53,10 @@ public final class BackendKvIndex {
     /**
      * Writes into {@code depths} (at least {@link #MAX_SLOTS} long), for every slot in use, how many leading blocks
      * of {@code prompt} its backend holds: {@link #overlap} for all backends at once, in one lookup per block of the
-     * longest held prefix. Slots not in use get meaningless values. Allocates nothing.
+     * longest held prefix. Slots not in use get meaningless values. The hashes come boxed (once per request, off
+     * the event loop) so that the walk, once per pick, allocates nothing.
      */
-    public void prefixDepths(long[] prompt, int[] depths) {
+    public void prefixDepths(Long[] prompt, int[] depths) {
         long a0 = -1L;
         long a1 = -1L;
         long a2 = -1L;
@@ -88,6 +89,15 @@ public final class BackendKvIndex {
             gone &= gone - 1;
         }
         return alive & held;
+    }
+
+    /** {@code hashes} boxed, for {@link #prefixDepths}. */
+    public static Long[] keys(long[] hashes) {
+        Long[] keys = new Long[hashes.length];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = hashes[i];
+        }
+        return keys;
     }
 
     /** Blocks held by {@code backend}. */

@@ -35,9 +35,9 @@ public final class BackendKvScorer {
      * The choice among {@code available} (non-empty): the chosen index in the low 32 bits and its cached blocks in
      * the high 32.
      *
-     * @param prompt the prompt's chained block hashes
+     * @param prompt the prompt's chained block hashes, boxed ({@link BackendKvIndex#keys})
      */
-    public long choose(List<? extends BackendChooser.Candidate> available, long[] prompt, double overlapCredit,
+    public long choose(List<? extends BackendChooser.Candidate> available, Long[] prompt, double overlapCredit,
             double prefillScale) {
         int[] depths = DEPTHS.get();
         index.prefixDepths(prompt, depths);

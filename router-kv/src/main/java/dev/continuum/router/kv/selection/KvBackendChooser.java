@@ -2,6 +2,7 @@ package dev.continuum.router.kv.selection;
 
 import dev.continuum.router.discovery.ModelCard.ArtifactFile;
 import dev.continuum.router.kv.artifacts.ArtifactStore;
+import dev.continuum.router.kv.backend.BackendKvIndex;
 import dev.continuum.router.kv.backend.config.BackendSelectionConfig;
 import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import dev.continuum.router.kv.config.KvConfig;
@@ -97,7 +98,7 @@ public final class KvBackendChooser implements BackendChooser {
         }
         long[] blocks = BlockHasher.unsalted().blockHashes(tokens.ids(), blockSize);
         long[] chained = blocks.length == 0 ? blocks : BlockHasher.sequenceHashes(blocks, blocks.length);
-        return new KvChoice(scorer, metrics, chained, credit, scale);
+        return new KvChoice(scorer, metrics, BackendKvIndex.keys(chained), credit, scale);
     }
 
     /** The model's prompt artifacts when pinned and loaded, else why not (a fetch is queued when one is due). */

@@ -10,12 +10,12 @@ import java.util.List;
 final class KvChoice implements BackendChooser.Choice {
     private final BackendKvScorer scorer;
     private final SelectionMetrics metrics;
-    private final long[] prompt;
+    private final Long[] prompt;
     private final double overlapCredit;
     private final double prefillScale;
     private boolean counted;
 
-    KvChoice(BackendKvScorer scorer, SelectionMetrics metrics, long[] prompt, double overlapCredit,
+    KvChoice(BackendKvScorer scorer, SelectionMetrics metrics, Long[] prompt, double overlapCredit,
             double prefillScale) {
         this.scorer = scorer;
         this.metrics = metrics;

@@ -32,7 +32,7 @@ class BackendKvIndexTest {
                     }
                 }
             }
-            index.prefixDepths(prompt, depths);
+            index.prefixDepths(BackendKvIndex.keys(prompt), depths);
             for (int b = 0; b < 70; b++) {
                 String name = "b" + b;
                 int slot = index.slot(name);
