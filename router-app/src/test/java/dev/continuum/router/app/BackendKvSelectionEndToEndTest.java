@@ -112,6 +112,28 @@ class BackendKvSelectionEndToEndTest {
         }
         assertThat(metric("continuum_kv_cache_index_selections_total", "result=\"tokenizer_unavailable\""))
                 .isGreaterThanOrEqualTo(6);
+
+        // Hot reload: selection off, and the shared prefix is spread by round robin again; back on, it is steered.
+        Path file = dir.resolve("config.yaml");
+        String on = Files.readString(file);
+        Files.writeString(file, on.replace("    selection:\n", "    selection:\n      enabled: false\n"));
+        assertThat(router.reload("test").errors()).isEmpty();
+        before = requests();
+        for (int i = 0; i < 6; i++) {
+            assertThat(chat(body("alpha", "after reload " + i)).statusCode()).isEqualTo(200);
+        }
+        after = requests();
+        for (int i = 0; i < servers.size(); i++) {
+            assertThat(after[i] - before[i]).as("round robin over server %d", i).isEqualTo(2);
+        }
+        // Back on: round robin left the prefix on every server, so each follow-up is steered to a holder.
+        Files.writeString(file, on);
+        assertThat(router.reload("test").errors()).isEmpty();
+        double cached = metric("continuum_kv_cache_index_selections_total", "result=\"cached\"");
+        for (int i = 0; i < 5; i++) {
+            assertThat(chat(body("alpha", "steered again " + i)).statusCode()).isEqualTo(200);
+        }
+        assertThat(metric("continuum_kv_cache_index_selections_total", "result=\"cached\"")).isEqualTo(cached + 5);
     }
 
     /** Sends the prefix's first request, waits for its blocks to reach the index, checks five follow-ups. */
