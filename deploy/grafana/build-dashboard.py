@@ -346,6 +346,21 @@ panel("Engine KV streams: gaps, replays and restarts",
       description="A failed or unavailable replay, and a restart, clear the backend's blocks.")
 end_row()
 
+row("Backend KV cache index: selection of backends[]")
+panel("Backend selections by result",
+      [("sum by (result) (rate(continuum_kv_cache_index_selections_total%s[$__rate_interval]))" % SEL,
+        "{{result}}")],
+      "reqps", description="cached / uncached: the index chose; any other result: selection_strategy picked, for "
+      "that reason (no_model, no_source, artifact_unpinned, tokenizer_unavailable, prompt_too_large, "
+      "render_unavailable).")
+panel("Backend selections: prefix hit rate",
+      [("sum(rate(continuum_kv_cache_index_selection_cached_blocks_total%s[$__rate_interval])) / "
+        "sum(rate(continuum_kv_cache_index_selection_prompt_blocks_total%s[$__rate_interval]))" % (SEL, SEL),
+        "cached / prompt blocks")],
+      "percentunit", description="Of the prompt blocks of requests the index chose for, those the chosen backend "
+      "held.")
+end_row()
+
 dashboard = {
     "title": "Continuum Router",
     "uid": "continuum-router",

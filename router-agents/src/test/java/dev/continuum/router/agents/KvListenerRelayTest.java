@@ -140,7 +140,7 @@ class KvListenerRelayTest {
 
     /** The admin rows' keys, in the order docs/admin-api.md lists them. */
     static final List<String> ROW_KEYS = List.of("backend", "transport", "state", "kv_listener", "client_id",
-            "last_event_id", "blocks", "last_event_at", "last_error", "last_error_at", "failures");
+            "last_event_id", "blocks", "last_event_at", "last_error", "last_error_at", "failures", "block_size");
 
     @Test
     void theAdminRowsFollowEachSourceThroughConnectAndDisconnect() throws Exception {

@@ -241,6 +241,10 @@ final class RouterProcess implements AutoCloseable {
         // With dynamo.kv on, a model with pinned artifacts has its prompt encoded off the event loops first
         // (KvRouting's prompt stage); everything else takes the load-only shim dispatch.
         server.proxy().dispatchHook(shim);
+        // backends[] requests for a model listed in dynamo.kv_cache_index.selection are steered by the backend KV
+        // cache index (their prompt encoded by the same pipeline); others are picked by selection_strategy.
+        server.proxy().backendChooser(kv.backendChooser(
+                () -> store.current().dynamo().section(sections.kvCacheIndex()), kvCacheIndex.index(), registry));
         store.subscribe((before, after, plan) -> {
             server.apply(after);
             discovery.reload(after.dynamo().enabled(), after.dynamo().section(sections.discovery()));

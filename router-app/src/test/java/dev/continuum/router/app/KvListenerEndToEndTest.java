@@ -105,8 +105,9 @@ class KvListenerEndToEndTest {
                         + "\", backends: [vllm-1]}\n"
                         + "  kv_cache_index:\n    sources: [{backend: vllm-1, transport: event_bus}]\n");
         assertThat(loaded.errors()).isEmpty();
-        // Only the standing notice that the backend index does not steer selection yet: no advisory fires.
-        assertThat(loaded.warnings()).singleElement().asString().startsWith("dynamo.kv_cache_index.sources:");
+        // Only the notice that no selection model is listed (the index steers nothing): no bus advisory fires.
+        assertThat(loaded.warnings()).singleElement().asString()
+                .startsWith("dynamo.kv_cache_index.selection.models:");
         bus = new EventBusSupervisor(new SimpleMeterRegistry());
         bus.reload(true, loaded.orThrow().dynamo().section(busSection));
         bus.start().join();

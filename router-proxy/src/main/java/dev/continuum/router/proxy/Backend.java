@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * started with, so an in-flight request finishes on what it started with. Identity equality on
  * purpose: "already tried" checks compare references.
  */
-final class Backend {
+final class Backend implements BackendChooser.Candidate {
     private final int index;
     private final BackendConfig config;
     private final BackendResources resources;
@@ -43,8 +43,14 @@ final class Backend {
         return authorization;
     }
 
-    String name() {
+    @Override
+    public String name() {
         return config.name();
+    }
+
+    @Override
+    public int inFlight() {
+        return resources.inFlight.get();
     }
 
     /** Routable by health (unknown or healthy) and the breaker would let a call through. */

@@ -21,6 +21,8 @@ final class Candidates {
     private final boolean bypassLimits;
     /** The request's {@code ConsistentHash} key, 0 for none. */
     private final long affinityKey;
+    /** The {@link BackendChooser}'s answer for this phase, or null: the strategy picks. */
+    private final BackendChooser.@Nullable Choice choice;
     private final List<Backend> tried = new ArrayList<>(2);
     private int attempts;
     /** The shortest wait a per-backend rate limit asked for, or 0. */
@@ -31,10 +33,16 @@ final class Candidates {
     }
 
     Candidates(ProxyState state, List<Backend> pool, boolean bypassLimits, long affinityKey) {
+        this(state, pool, bypassLimits, affinityKey, null);
+    }
+
+    Candidates(ProxyState state, List<Backend> pool, boolean bypassLimits, long affinityKey,
+            BackendChooser.@Nullable Choice choice) {
         this.state = state;
         this.pool = pool;
         this.bypassLimits = bypassLimits;
         this.affinityKey = affinityKey;
+        this.choice = choice;
     }
 
     List<Backend> pool() {
@@ -64,7 +72,7 @@ final class Candidates {
             }
         }
         while (avail != null && !avail.isEmpty()) {
-            Backend b = state.selector.pick(avail, affinityKey);
+            Backend b = pick(avail);
             long p = b.resources().breaker.tryAcquire();
             if (p == CircuitBreaker.NO_PERMIT) {
                 avail.remove(b);
@@ -85,6 +93,17 @@ final class Candidates {
             return new Pick(b, p);
         }
         return null;
+    }
+
+    /** The chooser's pick when it makes one, else the configured strategy's. */
+    private Backend pick(List<Backend> avail) {
+        if (choice != null) {
+            int i = choice.choose(avail);
+            if (i >= 0 && i < avail.size()) {
+                return avail.get(i);
+            }
+        }
+        return state.selector.pick(avail, affinityKey);
     }
 
     boolean wasTried(Backend b) {

@@ -39,6 +39,7 @@ final class DefaultProxyService implements ProxyService {
     private Map<String, BackendResources> resources = new HashMap<>();
     private volatile boolean closed;
     private volatile @org.jspecify.annotations.Nullable DispatchHook dispatchHook;
+    private volatile @org.jspecify.annotations.Nullable BackendChooser backendChooser;
 
     DefaultProxyService(RouterConfig config, ProxyMetrics metrics, EventLoopGroup group, boolean epoll,
                         ProxyOptions options) {
@@ -164,6 +165,15 @@ final class DefaultProxyService implements ProxyService {
 
     @org.jspecify.annotations.Nullable DispatchHook dispatchHook() {
         return dispatchHook;
+    }
+
+    @Override
+    public void backendChooser(@org.jspecify.annotations.Nullable BackendChooser chooser) {
+        this.backendChooser = chooser;
+    }
+
+    @org.jspecify.annotations.Nullable BackendChooser backendChooser() {
+        return backendChooser;
     }
 
     @Override

@@ -53,6 +53,8 @@ final class Failover {
     private @Nullable ModelFallback fallback;
     private LastError lastError = LastError.NONE;
     private long affinityKey;
+    /** The {@link BackendChooser}'s answer for the first phase, or null: the strategy picks. */
+    private BackendChooser.@Nullable Choice choice;
     private @Nullable Future<?> backoff;
 
     /** {@code loop} and {@code alloc} are the client connection's. */
@@ -73,7 +75,12 @@ final class Failover {
         ParsedRequest p = out.parsed();
         affinityKey = AffinityKeys.of(state.config, headers, p);
         fallback = ModelFallback.of(state.config.fallback(), p.model(), p.passthrough() ? route.nativeWire() : null);
-        candidates = new Candidates(state, pool, c.bypassLimits(), affinityKey);
+        candidates = new Candidates(state, pool, c.bypassLimits(), affinityKey, choice);
+    }
+
+    /** The chooser's answer for the first phase (before {@link #begin}). */
+    void choice(BackendChooser.@Nullable Choice c) {
+        choice = c;
     }
 
     Candidates candidates() {

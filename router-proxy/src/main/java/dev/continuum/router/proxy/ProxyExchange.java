@@ -126,10 +126,11 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
             cb.model(q.parsed().model());
         }
         chatBodies = cb;
-        if (hook == null) {
-            planned(null);
-        } else {
+        if (hook != null) {
             SendPlanner.first(hook, q.parsed(), standard, out.body(), hookContext(), loop, this);
+        } else if (!BackendChoosing.ask(service.backendChooser(), route, q.parsed(), standard, out.body(), loop,
+                failover, this)) {
+            planned(null);
         }
     }
 

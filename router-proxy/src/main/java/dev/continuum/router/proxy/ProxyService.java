@@ -50,6 +50,12 @@ public interface ProxyService extends AutoCloseable {
      */
     void dispatchHook(@org.jspecify.annotations.Nullable DispatchHook hook);
 
+    /**
+     * Installs (or, with null, removes) the chooser that may pick among a standard-path chat request's
+     * candidates; takes effect for requests that start afterwards. See {@link BackendChooser}.
+     */
+    void backendChooser(@org.jspecify.annotations.Nullable BackendChooser chooser);
+
     /** Times a relay stopped reading an upstream because the client could not keep up (diagnostic). */
     long upstreamReadPauses();
 

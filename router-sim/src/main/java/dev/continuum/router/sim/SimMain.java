@@ -25,6 +25,10 @@ public final class SimMain {
             fleet(args);
             return;
         }
+        if (args.length > 0 && args[0].equals("vllm")) {
+            SimVllmMain.run(args);
+            return;
+        }
         if (args.length > 0 && args[0].equals("replay")) {
             KvReplay.main(args, System.out);
             return;
@@ -50,6 +54,9 @@ public final class SimMain {
                     + " [--prefill-base-ms 20] [--prefill-us-per-token 50] [--kv-events on|off]]\n"
                     + "       continuum-sim replay --trace FILE --tokenizer FILE --root DIR"
                     + " --mode kv-aware|load-only|round-robin|oracle [--router URL] ... (docs/benchmarks.md)\n"
+                    + "       continuum-sim vllm --tokenizer tokenizer.json [--host 127.0.0.1] [--port 8000]"
+                    + " [--model M] [--kv-blocks 4096] [--block-size 16] [--encoding map|array] [--topic T]"
+                    + " [--prefill-base-ms 2] [--prefill-us-per-token 20]\n"
                     + "       continuum-sim checksum FILE...");
             System.exit(2);
         }

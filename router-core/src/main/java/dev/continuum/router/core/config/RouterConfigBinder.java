@@ -12,8 +12,16 @@ import org.jspecify.annotations.Nullable;
 final class RouterConfigBinder {
     static final String NO_EFFECT = "accepted for compatibility; has no effect in this build";
     /** Sections of the Rust router that this build reads without acting on them. */
-    static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "tracing", "caching", "kv_cache_index", "files", "acp", "smart_routing",
+    static final List<String> COMPATIBILITY_SECTIONS = List.of("model_metadata_file", "webui", "tracing", "caching", "files", "acp", "smart_routing",
             "guardrails");
+
+    /**
+     * The Rust router's top-level {@code kv_cache_index}: its format is not published, so reading it as this build's
+     * {@code dynamo.kv_cache_index} could steer requests by a guess; refused instead of accepted and ignored.
+     */
+    static final String KV_CACHE_INDEX_REASON = "refused: this build does not read the Rust router's top-level"
+            + " kv_cache_index (its format is not published); configure the backend KV cache index and its backend"
+            + " selection under dynamo.kv_cache_index (sources, selection)";
 
     private RouterConfigBinder() {
     }
@@ -30,6 +38,11 @@ final class RouterConfigBinder {
                 section.markUsed();
                 section.noEffect(NO_EFFECT);
             }
+        }
+        ConfigNode rustKvIndex = root.get("kv_cache_index");
+        if (rustKvIndex.isPresent()) {
+            rustKvIndex.markUsed();
+            rustKvIndex.error(KV_CACHE_INDEX_REASON);
         }
         DropInBinders.cors(root.get("cors"));
         ServerConfig server = ServerBinder.bind(root.get("server"));

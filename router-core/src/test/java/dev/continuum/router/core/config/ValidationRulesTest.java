@@ -313,7 +313,7 @@ class ValidationRulesTest {
                 rule("tracing: {enabled: true}", W, "tracing: accepted for compatibility; has no effect in this build"),
                 rule("cors: {enabled: true}", W, "cors: " + DropInBinders.CORS_REASON),
                 rule("caching: {enabled: true}", W, "caching: accepted for compatibility; has no effect in this build"),
-                rule("kv_cache_index: {enabled: true}", W, "kv_cache_index: accepted for compatibility; has no effect in this build"),
+                rule("kv_cache_index: {enabled: true}", E, "kv_cache_index: " + RouterConfigBinder.KV_CACHE_INDEX_REASON),
                 rule("files: {enabled: true}", W, "files: accepted for compatibility; has no effect in this build"),
                 rule("acp: {enabled: true}", W, "acp: accepted for compatibility; has no effect in this build"),
                 // unknown keys

@@ -73,7 +73,6 @@ public final class EngineKvEventSource implements KvIndexSource {
     private final BackendKvIndex index;
     private final KvSourceMetrics sourceMetrics;
     private final EngineKvMetrics metrics;
-    private final int maxBlocks;
     private final int maxPayloadBytes;
     private final Clock clock;
     private final Duration replayTimeout;
@@ -81,6 +80,7 @@ public final class EngineKvEventSource implements KvIndexSource {
 
     // Loop-confined.
     private final EngineSequence sequence = new EngineSequence();
+    private final EngineBlockMap blocks;
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private int heldBytes;
     private boolean stopped;
@@ -118,10 +118,10 @@ public final class EngineKvEventSource implements KvIndexSource {
         this.index = index;
         this.sourceMetrics = sourceMetrics;
         this.metrics = metrics;
-        this.maxBlocks = maxBlocks;
         this.maxPayloadBytes = maxPayloadBytes;
         this.clock = clock;
         this.replayTimeout = replayTimeout;
+        this.blocks = new EngineBlockMap(source.backend(), index, maxBlocks);
     }
 
     @Override
@@ -147,7 +147,7 @@ public final class EngineKvEventSource implements KvIndexSource {
                 ch.close();
             }
             setState(null);
-            index.clear(source.backend());
+            blocks.clear();
         });
     }
 
@@ -163,6 +163,11 @@ public final class EngineKvEventSource implements KvIndexSource {
                 .toLowerCase(Locale.ROOT), null, null, cursor, index.size(source.backend()),
                 at == 0 ? null : Instant.ofEpochMilli(at), error,
                 error == null ? null : Instant.ofEpochMilli(lastErrorAtMillis), counts);
+    }
+
+    /** The router's hash of a block this source stored under {@code engineHash}, or null (waits for the loop). */
+    @Nullable Long routerHash(long engineHash) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> blocks.routerHash(engineHash), loop).join();
     }
 
     /** The sequence number of the last batch consumed; null before the first. */
@@ -277,7 +282,7 @@ public final class EngineKvEventSource implements KvIndexSource {
             case BEHIND -> {
                 // A live stream never repeats itself: the engine restarted with a new cache and new numbers.
                 metrics.restart();
-                index.clear(source.backend());
+                blocks.clear();
                 consume(seq, array, offset, length);
             }
             case GAP -> {
@@ -288,7 +293,7 @@ public final class EngineKvEventSource implements KvIndexSource {
                     startReplay(sequence.next());
                 } else {
                     metrics.replay(EngineKvMetrics.Replay.UNAVAILABLE);
-                    index.clear(source.backend());
+                    blocks.clear();
                     consume(seq, array, offset, length);
                 }
             }
@@ -307,17 +312,22 @@ public final class EngineKvEventSource implements KvIndexSource {
         for (EngineKvDecoder.Drop d : batch.drops()) {
             metrics.drop(EngineKvMetrics.Drop.of(d));
         }
-        String backend = source.backend();
         for (EngineKvDecoder.Event e : batch.events()) {
             switch (e.kind()) {
                 case STORED -> {
-                    if (!index.store(backend, e.blockHashes(), maxBlocks)) {
-                        metrics.drop(EngineKvMetrics.Drop.OVER_CAPACITY);
+                    EngineKvMetrics.Drop drop = switch (blocks.stored(e)) {
+                        case APPLIED -> null;
+                        case NO_TOKENS -> EngineKvMetrics.Drop.NO_TOKENS;
+                        case UNKNOWN_PARENT -> EngineKvMetrics.Drop.UNKNOWN_PARENT;
+                        case OVER_CAPACITY -> EngineKvMetrics.Drop.OVER_CAPACITY;
+                    };
+                    if (drop != null) {
+                        metrics.drop(drop);
                         continue;
                     }
                 }
-                case REMOVED -> index.remove(backend, e.blockHashes());
-                case CLEARED -> index.clear(backend);
+                case REMOVED -> blocks.removed(e.blockHashes());
+                case CLEARED -> blocks.clear();
             }
             metrics.event(e.kind());
         }
@@ -417,7 +427,7 @@ public final class EngineKvEventSource implements KvIndexSource {
                 case BEHIND -> metrics.drop(EngineKvMetrics.Drop.DUPLICATE);
                 case GAP -> {
                     recovered = false;
-                    index.clear(source.backend());
+                    blocks.clear();
                     consume(h.seq(), h.payload(), 0, h.payload().length);
                 }
             }

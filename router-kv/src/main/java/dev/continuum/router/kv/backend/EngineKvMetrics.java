@@ -23,7 +23,11 @@ public final class EngineKvMetrics {
         /** A batch already applied (a replay overlapping what arrived live). */
         DUPLICATE,
         /** A stored event that would pass {@code max_blocks_per_backend}. */
-        OVER_CAPACITY;
+        OVER_CAPACITY,
+        /** A stored event without token IDs: the router cannot name its blocks ({@link EngineBlockMap}). */
+        NO_TOKENS,
+        /** A stored event whose parent block the router never saw stored (it joined later, or the parent left). */
+        UNKNOWN_PARENT;
 
         static Drop of(EngineKvDecoder.Drop d) {
             return switch (d) {

@@ -72,9 +72,17 @@ public final class KvCacheIndexSupervisor extends StartStopSupport {
         return rows;
     }
 
-    /** {@link #views()} as the admin JSON rows. */
+    /**
+     * {@link #views()} as the admin JSON rows, each with the engine's {@code block_size} (what its stored events
+     * said; null for SSE sources and before the first), which selection compares with the model's.
+     */
     public List<Map<String, Object>> adminView() {
-        return views().stream().map(KvSourceView::toJson).toList();
+        return views().stream().map(v -> {
+            Map<String, Object> row = v.toJson();
+            int size = index.blockSize(v.backend());
+            row.put("block_size", size == 0 ? null : size);
+            return row;
+        }).toList();
     }
 
     /** The index its sources feed (readers take no lock). */

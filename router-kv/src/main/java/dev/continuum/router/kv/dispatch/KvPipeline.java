@@ -8,9 +8,14 @@ import dev.continuum.router.kv.artifacts.ArtifactFetcher;
 import dev.continuum.router.kv.artifacts.ArtifactMetrics;
 import dev.continuum.router.kv.artifacts.ArtifactStore;
 import dev.continuum.router.kv.artifacts.ModelArtifactResolver;
+import dev.continuum.router.kv.backend.BackendKvIndex;
+import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.hash.BlockHashCache;
 import dev.continuum.router.kv.prompt.PromptEncoder;
+import dev.continuum.router.kv.selection.BackendKvScorer;
+import dev.continuum.router.kv.selection.KvBackendChooser;
+import dev.continuum.router.kv.selection.SelectionMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -84,6 +89,16 @@ public final class KvPipeline extends StartStopSupport {
     public KvTokenCounter tokenCounter(Supplier<DynamoSnapshot> snapshots, UnaryOperator<String> workerModel,
             TokenCounter fallback) {
         return new KvTokenCounter(snapshots, workerModel, config, resolver, encoder, fallback);
+    }
+
+    /**
+     * The proxy's chooser among plain backends by their KV cache ({@code dynamo.kv_cache_index.selection}), over this
+     * pipeline's artifact store and encoder, so its models follow the same pins and caches.
+     */
+    public KvBackendChooser backendChooser(Supplier<KvCacheIndexConfig> index, BackendKvIndex kvIndex,
+            MeterRegistry registry) {
+        return new KvBackendChooser(index, config, store, encoder, new BackendKvScorer(kvIndex),
+                new SelectionMetrics(registry));
     }
 
     /** Applies a reloaded {@code dynamo.kv}: a removed pin drops what it loaded; a new cache directory is used. */

@@ -116,6 +116,16 @@ public final class KvRouting extends StartStopSupport {
         return new Builder(initial, encoder, registry);
     }
 
+    /**
+     * The proxy's chooser among plain backends by the backend KV cache index, sharing this owner's prompt pipeline
+     * and reading {@code dynamo.kv}'s pins and weights from its generation.
+     */
+    public dev.continuum.router.kv.selection.KvBackendChooser backendChooser(
+            Supplier<dev.continuum.router.kv.backend.config.KvCacheIndexConfig> index,
+            dev.continuum.router.kv.backend.BackendKvIndex kvIndex, MeterRegistry registry) {
+        return pipeline.backendChooser(index, kvIndex, registry);
+    }
+
     /** {@code count_tokens} for the ingresses: the pinned tokenizer's count while KV routing is on, else estimated. */
     public TokenCounter tokenCounter() {
         return counter;

@@ -143,6 +143,15 @@ public final class BlockHasher {
         return out;
     }
 
+    /**
+     * The chained hash of a block whose parent's chained hash is {@code parent}: one step of
+     * {@link #sequenceHashes}, for a block learnt from a KV event rather than from a whole prompt.
+     */
+    public static long chain(long parent, long blockHash) {
+        long[] pair = {parent, blockHash};
+        return NATIVE_LE ? BASE.hashLongs(pair) : BASE.hashBytes(littleEndian(pair));
+    }
+
     private static byte[] littleEndian(long[] values) {
         byte[] b = new byte[values.length * 8];
         for (int i = 0; i < values.length; i++) {

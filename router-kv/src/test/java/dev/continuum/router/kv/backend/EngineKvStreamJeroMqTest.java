@@ -55,7 +55,7 @@ class EngineKvStreamJeroMqTest {
             p.packArrayHeader(3).packDouble(1.5).packArrayHeader(2);
             p.packArrayHeader(2).packString("BlockEvicted").packArrayHeader(1).packLong(99);
             p.packArrayHeader(6).packString(tag).packArrayHeader(1).packLong(hash).packNil()
-                    .packArrayHeader(2).packInt(5).packInt(6).packInt(2).packNil();
+                    .packArrayHeader(2).packLong(hash).packLong(hash + 1).packInt(2).packNil();
             p.packInt(0);
             return p.toByteArray();
         }
@@ -116,9 +116,13 @@ class EngineKvStreamJeroMqTest {
 
             await().until(() -> registry.counter("continuum.kv.cache.index.engine.replays", "result", "recovered")
                     .count() == 1);
-            assertThat(index.overlap("sglang-1", new long[] {10})).isEqualTo(1);
-            assertThat(index.overlap("sglang-1", new long[] {11})).isEqualTo(1);
-            assertThat(index.overlap("sglang-1", new long[] {12})).isEqualTo(1);
+            for (long engine : new long[] {10, 11, 12}) {
+                // Each block is known by the router's hash of its tokens (no parent: the block's own hash).
+                long named = dev.continuum.router.kv.hash.BlockHasher.unsalted()
+                        .blockHashes(new int[] {(int) engine, (int) engine + 1}, 2)[0];
+                assertThat(source.routerHash(engine)).isEqualTo(named);
+                assertThat(index.overlap("sglang-1", new long[] {named})).isEqualTo(1);
+            }
             assertThat(index.size("sglang-1")).isEqualTo(3);
             // One unknown tag per batch, three batches applied; the held copy of 2 was a duplicate.
             assertThat(registry.counter("continuum.kv.cache.index.engine.drops", "reason", "unknown_tag").count())

@@ -40,9 +40,12 @@ class EngineKvSupervisorTest {
     private static byte[] stored(long hash) throws IOException {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(2).packString("ts").packDouble(2.5).packString("events").packArrayHeader(1);
-            p.packMapHeader(4).packString("type").packString("BlockStored").packString("block_hashes")
+            p.packMapHeader(5).packString("type").packString("BlockStored").packString("block_hashes")
                     .packArrayHeader(1).packLong(hash).packString("block_size").packInt(16)
-                    .packString("group_idx").packInt(0);
+                    .packString("group_idx").packInt(0).packString("token_ids").packArrayHeader(16);
+            for (int i = 0; i < 16; i++) {
+                p.packLong(hash * 100 + i);
+            }
             return p.toByteArray();
         }
     }
@@ -90,7 +93,13 @@ class EngineKvSupervisorTest {
             await().until(() -> supervisor.index().size("vllm-1") == 0);
             send(pub, "a", 1, stored(8)); // not its topic any more
             send(pub, "b", 0, stored(9));
-            await().until(() -> supervisor.index().overlap("vllm-1", new long[] {9}) == 1);
+            // Block 9 is indexed under the router's hash of its tokens.
+            int[] tokens = new int[16];
+            for (int i = 0; i < 16; i++) {
+                tokens[i] = 900 + i;
+            }
+            long router = dev.continuum.router.kv.hash.BlockHasher.unsalted().blockHashes(tokens, 16)[0];
+            await().until(() -> supervisor.index().overlap("vllm-1", new long[] {router}) == 1);
             assertThat(supervisor.index().size("vllm-1")).isEqualTo(1);
 
             supervisor.reload(config());

@@ -55,8 +55,9 @@ class KvCacheIndexSectionTest {
         assertThat(c.maxEventBytes()).isEqualTo(8192);
         assertThat(paths(r.warnings())).doesNotContain("dynamo.kv_cache_index.sources[1].transport",
                 "dynamo.kv_cache_index.sources[1].backend");
-        // The index does not steer selection yet: every load with sources says so.
-        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources");
+        // Sources without a selection model steer nothing yet: the load says which key would change that.
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.selection.models")
+                .doesNotContain("dynamo.kv_cache_index.sources");
     }
 
     @Test
@@ -96,8 +97,7 @@ class KvCacheIndexSectionTest {
                         new KvCacheIndexConfig.Zmq("tcp://vllm-1:5557", "tcp://vllm-1:5558", "kv")),
                 KvCacheIndexConfig.Source.zmq("vllm-2", new KvCacheIndexConfig.Zmq("tcp://[fd00::7]:5557", null, "")));
         assertThat(c.sources().get(0).zmq().replay().port()).isEqualTo(5558);
-        // The index still does not steer selection: the warning stays for engine sources too.
-        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources");
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.selection.models");
         String readback = ConfigRenderer.get().yaml(r.orThrow());
         LoadResult again = ConfigLoader.builder().dynamoSection(new EventBusSection()).dynamoSection(SECTION).build()
                 .loadString(readback);
@@ -231,5 +231,66 @@ class KvCacheIndexSectionTest {
                 """.formatted(HASH));
         assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.sources[0].backend",
                 "dynamo.event_bus.brokers[0].backends[0]");
+    }
+
+    @Test
+    void bindsSelectionModelsReadsThemBackAndWarnsWhatWouldSteerNothing() {
+        String tok = "blake3:" + "a".repeat(64);
+        String cfg = "blake3:" + "b".repeat(64);
+        LoadResult r = load("""
+                dynamo:
+                  kv_cache_index:
+                    sources:
+                      - {backend: vllm-1, transport: zmq, endpoint: "tcp://vllm-1:5557"}
+                    selection:
+                      models:
+                        - model: qwen
+                          tokenizer: {path: /models/qwen/tokenizer.json, blake3: "%s"}
+                          tokenizer_config: {path: /models/qwen/tokenizer_config.json, blake3: "%s"}
+                          block_size: 32
+                        - model: elsewhere
+                          tokenizer: {path: /models/other/tokenizer.json, blake3: "%s"}
+                """.formatted(tok, cfg, tok));
+        assertThat(r.errors()).isEmpty();
+        KvCacheIndexConfig c = r.orThrow().dynamo().section(SECTION);
+        assertThat(c.selection().enabled()).isTrue();
+        assertThat(c.selection().model("qwen")).isEqualTo(new dev.continuum.router.kv.backend.config
+                .BackendSelectionConfig.Model("qwen", new dev.continuum.router.kv.backend.config.BackendSelectionConfig
+                .Artifact("/models/qwen/tokenizer.json", tok), new dev.continuum.router.kv.backend.config
+                .BackendSelectionConfig.Artifact("/models/qwen/tokenizer_config.json", cfg), 32));
+        assertThat(c.selection().model("elsewhere").blockSize()).isEqualTo(16);
+        // Nothing is pinned in dynamo.kv: each unpinned file is named (its model would be picked by the strategy).
+        assertThat(paths(r.warnings())).contains("dynamo.kv_cache_index.selection.models[0].tokenizer.blake3",
+                "dynamo.kv_cache_index.selection.models[0].tokenizer_config.blake3",
+                "dynamo.kv_cache_index.selection.models[1].tokenizer.blake3");
+        String readback = ConfigRenderer.get().yaml(r.orThrow());
+        LoadResult again = ConfigLoader.builder().dynamoSection(new EventBusSection()).dynamoSection(SECTION).build()
+                .loadString(readback);
+        assertThat(again.orThrow().dynamo().section(SECTION)).isEqualTo(c);
+    }
+
+    @Test
+    void reportsEachBadSelectionFieldByItsPath() {
+        LoadResult r = load("""
+                dynamo:
+                  kv_cache_index:
+                    selection:
+                      enabled: maybe
+                      models:
+                        - model: a
+                          tokenizer: {path: /t.json, blake3: "blake3:XYZ"}
+                        - model: a
+                          tokenizer: {path: /t.json, blake3: "blake3:%s"}
+                        - {model: c}
+                        - model: d
+                          tokenizer: {blake3: "blake3:%s"}
+                          block_size: 8
+                """.formatted("c".repeat(64), "c".repeat(64)));
+        assertThat(paths(r.errors())).contains("dynamo.kv_cache_index.selection.enabled",
+                "dynamo.kv_cache_index.selection.models[0].tokenizer.blake3",
+                "dynamo.kv_cache_index.selection.models[1].model",
+                "dynamo.kv_cache_index.selection.models[2].tokenizer",
+                "dynamo.kv_cache_index.selection.models[3].tokenizer.path",
+                "dynamo.kv_cache_index.selection.models[3].block_size");
     }
 }

@@ -19,14 +19,21 @@ import org.jspecify.annotations.Nullable;
  * @param maxBlocksPerBackend  blocks the index keeps per backend; a stored event beyond it is dropped and counted
  * @param maxEventBytes        the largest SSE event (all its lines), or msgpack batch of a zmq source, accepted; a
  *                             larger one is dropped
+ * @param selection            whether and for which models the index steers {@code backends[]} selection
  */
 public record KvCacheIndexConfig(@JsonInclude(JsonInclude.Include.NON_EMPTY) List<Source> sources,
-                                 int maxBlocksPerBackend, int maxEventBytes) {
+                                 int maxBlocksPerBackend, int maxEventBytes, BackendSelectionConfig selection) {
     public static final int MAX_SOURCES = 256;
     public static final KvCacheIndexConfig DEFAULTS = new KvCacheIndexConfig(List.of(), 262_144, 65_536);
 
     public KvCacheIndexConfig {
         sources = List.copyOf(sources);
+        Objects.requireNonNull(selection, "selection");
+    }
+
+    /** Without selection models (selection on, steering nothing until a model is listed). */
+    public KvCacheIndexConfig(List<Source> sources, int maxBlocksPerBackend, int maxEventBytes) {
+        this(sources, maxBlocksPerBackend, maxEventBytes, BackendSelectionConfig.DEFAULTS);
     }
 
     /** How the router reads a backend's stream. */

@@ -39,6 +39,13 @@ import org.jspecify.annotations.Nullable;
  *         topic: ""                        # optional: the publisher's topic
  *     max_blocks_per_backend: 262144
  *     max_event_bytes: 64KiB
+ *     selection:                           # the index steers backends[] selection for these models
+ *       enabled: true
+ *       models:
+ *         - model: Qwen/Qwen3-0.6B
+ *           tokenizer: {path: /models/qwen3/tokenizer.json, blake3: "blake3:..."}        # pinned in dynamo.kv
+ *           tokenizer_config: {path: /models/qwen3/tokenizer_config.json, blake3: "blake3:..."}  # optional
+ *           block_size: 16                 # the engines' --block-size
  * </pre>
  *
  * Besides errors, it warns about the three ways the bus sources and the kv_listener grants can disagree.
@@ -83,10 +90,11 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
                 sources.add(source);
             }
         }
+        BackendSelectionConfig selection = SelectionNodes.bind(node.get("selection"));
         if (problems.hasErrors()) {
             return null;
         }
-        return new KvCacheIndexConfig(sources, maxBlocks, (int) eventBytes);
+        return new KvCacheIndexConfig(sources, maxBlocks, (int) eventBytes, selection);
     }
 
     private static KvCacheIndexConfig.@Nullable Source source(ConfigNode entry, Set<String> seen) {
@@ -159,11 +167,7 @@ public final class KvCacheIndexSection implements DynamoSection<KvCacheIndexConf
         }
         Set<String> busSources = new HashSet<>();
         List<KvCacheIndexConfig.Source> sources = value.sources();
-        if (!sources.isEmpty()) {
-            // Said at every load so nobody mistakes the index for prefix-aware backend routing (docs/kv-routing.md).
-            problems.warning("dynamo.kv_cache_index.sources", "the backend KV cache index is kept and exported"
-                    + " (metrics) but does not steer backend selection in this build");
-        }
+        SelectionChecks.run(value, config, problems);
         for (int i = 0; i < sources.size(); i++) {
             KvCacheIndexConfig.Source s = sources.get(i);
             String path = "dynamo.kv_cache_index.sources[" + i + "]";
