@@ -204,6 +204,8 @@ final class RouterProcess implements AutoCloseable {
         DecisionLog decisions = new DecisionLog(() -> store.current().dynamo().section(sections.decisions()),
                 registry);
         shim.recordDecisions(decisions);
+        // Session affinity (x-dynamo-session-id): bindings kept, and shared with peers, by replica sync.
+        shim.sessions(replicas.sessions());
         // The one owner of dynamo.kv: the KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools)
         // and, per config generation, the dispatcher's picker and prompt stage, the kv-events subscriptions, the
         // model warm-up and count_tokens. Before the server, so the server drains before it stops.

@@ -54,6 +54,11 @@ final class OwnStream implements SequenceListener {
         offer(new SyncEvent.End(id));
     }
 
+    /** A session bound (or rebound) by this replica's dispatcher; any thread, never blocks. */
+    void bind(SyncEvent.Bind b) {
+        offer(b);
+    }
+
     private void offer(SyncEvent e) {
         if (queued.incrementAndGet() > MAX_QUEUED) {
             queued.decrementAndGet();
@@ -120,6 +125,9 @@ final class OwnStream implements SequenceListener {
 
     /** Applies {@code e} to the live copy; false when it names nothing live (nothing to tell peers). */
     private boolean fold(SyncEvent e) {
+        if (e instanceof SyncEvent.Bind) {
+            return true;
+        }
         if (e instanceof SyncEvent.Add a) {
             live.put(a.id(), a);
             return true;
@@ -142,9 +150,13 @@ final class OwnStream implements SequenceListener {
         return writer.finish();
     }
 
-    /** The live sequences as snapshot chunks consistent with batch {@link #seq}, each within {@code maxBytes}. */
-    List<byte[]> snapshot(int maxBytes) {
-        List<SyncEvent> events = new ArrayList<>(live.size() * 2);
+    /**
+     * The live sequences, and the session bindings this replica made that are still live, as snapshot chunks
+     * consistent with batch {@link #seq}, each within {@code maxBytes}.
+     */
+    List<byte[]> snapshot(int maxBytes, List<SyncEvent.Bind> bindings) {
+        List<SyncEvent> events = new ArrayList<>(live.size() * 2 + bindings.size());
+        events.addAll(bindings);
         for (SyncEvent.Add a : live.values()) {
             events.add(a);
             if (first.containsKey(a.id())) {

@@ -72,6 +72,9 @@ final class PeerPartition {
 
     /** Applies one event; false when the partition is at its bound (the add is dropped). */
     boolean apply(SyncEvent event) {
+        if (event instanceof SyncEvent.Bind) {
+            return true; // bindings are not a partition's: the session table keeps them
+        }
         if (event instanceof SyncEvent.Add a) {
             if (live.size() >= MAX_SEQUENCES || live.containsKey(a.id())) {
                 return false;

@@ -40,11 +40,14 @@ final class PeerSet {
     private final ActiveSequences view;
     private final ReplicaMetrics metrics;
     private final Consumer<String> askSnapshot;
+    private final Consumer<SyncEvent.Bind> bindings;
     private final Map<String, PeerPartition> peers = new HashMap<>();
     private final Map<String, List<SyncMessage>> buffered = new HashMap<>();
     private final Map<String, Pending> pending = new HashMap<>();
 
-    PeerSet(ActiveSequences view, ReplicaMetrics metrics, Consumer<String> askSnapshot) {
+    PeerSet(ActiveSequences view, ReplicaMetrics metrics, Consumer<String> askSnapshot,
+            Consumer<SyncEvent.Bind> bindings) {
+        this.bindings = Objects.requireNonNull(bindings, "bindings");
         this.view = Objects.requireNonNull(view, "view");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.askSnapshot = Objects.requireNonNull(askSnapshot, "askSnapshot");
@@ -126,9 +129,7 @@ final class PeerSet {
         p.clear();
         for (SyncMessage c : chunks) {
             for (SyncEvent e : c.events()) {
-                if (!p.apply(e)) {
-                    metrics.dropped(SyncDrop.OVER_BOUND);
-                }
+                applyEvent(p, e);
             }
         }
         p.seq = seq;
@@ -144,12 +145,18 @@ final class PeerSet {
 
     private void apply(PeerPartition p, SyncMessage m) {
         for (SyncEvent e : m.events()) {
-            if (!p.apply(e)) {
-                metrics.dropped(SyncDrop.OVER_BOUND);
-            }
+            applyEvent(p, e);
         }
         p.seq = m.seq();
         p.reconcile(view, false);
+    }
+
+    private void applyEvent(PeerPartition p, SyncEvent e) {
+        if (e instanceof SyncEvent.Bind b) {
+            bindings.accept(b);
+        } else if (!p.apply(e)) {
+            metrics.dropped(SyncDrop.OVER_BOUND);
+        }
     }
 
     private void buffer(PeerPartition p, SyncMessage m) {

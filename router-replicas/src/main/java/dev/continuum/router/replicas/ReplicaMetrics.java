@@ -68,6 +68,14 @@ final class ReplicaMetrics {
         return e.name().toLowerCase(java.util.Locale.ROOT);
     }
 
+    void sessions(MeterRegistry registry, SessionBindings sessions) {
+        Gauge.builder("continuum_replicas_session_bindings", sessions, SessionBindings::size)
+                .description("Sessions bound to a decode rank (own and peers')").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("continuum_replicas_sessions_unbound_total", sessions,
+                        SessionBindings::unbound)
+                .description("Sessions not bound because the table was full").register(registry);
+    }
+
     void dropped(SyncDrop reason) {
         dropped[reason.ordinal()].increment();
     }

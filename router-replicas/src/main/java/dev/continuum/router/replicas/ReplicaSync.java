@@ -5,6 +5,7 @@ import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.eventplane.nats.NatsTap;
 import dev.continuum.router.shim.ActiveSequences;
+import dev.continuum.router.shim.SessionAffinity;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
@@ -53,6 +54,9 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
     private final ReplicaMetrics metrics;
     private final OwnStream own = new OwnStream();
     private final PeerSet peers;
+    private final SessionBindings sessions;
+    /** Whether this replica is in its group (own bind events are queued only then). */
+    private volatile boolean sharing;
     private final String generatedId;
     private final ConcurrentLinkedQueue<Inbound> inbound = new ConcurrentLinkedQueue<>();
     private final AtomicInteger inboundCount = new AtomicInteger();
@@ -81,7 +85,13 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         this.nats = Objects.requireNonNull(nats, "nats");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.metrics = new ReplicaMetrics(registry, this);
-        this.peers = new PeerSet(view, metrics, this::askSnapshot);
+        this.sessions = new SessionBindings(ticker, b -> {
+            if (sharing) {
+                own.bind(b);
+            }
+        });
+        this.peers = new PeerSet(view, metrics, this::askSnapshot, sessions::peerBound);
+        metrics.sessions(registry, sessions);
         byte[] random = new byte[4];
         new SecureRandom().nextBytes(random);
         this.generatedId = "r" + HexFormat.of().formatHex(random);
@@ -90,7 +100,16 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
     /** Applies {@code next} from the next tick on (hot reload); any thread. */
     public void apply(ReplicasConfig next) {
         config = Objects.requireNonNull(next, "next");
+        sessions.ttl(next.sessionTtl());
         tasks.add(() -> reschedule(next));
+    }
+
+    /**
+     * Session affinity for the dispatcher ({@code x-dynamo-session-id}): the bindings, shared with the group's
+     * peers while sync is on, and this replica's own otherwise.
+     */
+    public SessionAffinity sessions() {
+        return sessions;
     }
 
     /** This replica's ID in its group: {@code replica_id}, or the one generated for this process. */
@@ -250,12 +269,14 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         own.identity(replicaId(), epoch);
         ownEpoch = epoch;
         listening = view.listen(own);
+        sharing = true;
         subscribe();
         LOG.info("replica sync: replica {} joined group {}", LogSafe.escape(replicaId()),
                 LogSafe.escape(config.group()));
     }
 
     private void leave() {
+        sharing = false;
         AutoCloseable l = listening;
         listening = null;
         if (l != null) {
@@ -320,6 +341,10 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         ReplicasConfig c = active;
         long now = ticker.getAsLong();
         if (c == null || !c.enabled() || listening == null) {
+            if (now - lastHeartbeat >= ReplicasConfig.DEFAULT_HEARTBEAT.toNanos()) {
+                lastHeartbeat = now;
+                sessions.sweep();
+            }
             return;
         }
         for (Inbound in = inbound.poll(); in != null; in = inbound.poll()) {
@@ -337,6 +362,7 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         ownSeq = own.seq();
         ownLive = own.live();
         if (beat) {
+            sessions.sweep();
             publishViews(now);
         }
     }
@@ -384,7 +410,7 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
     private void serveSnapshot(ReplicasConfig c, String replyTo) {
         // Everything queued goes out first, so the snapshot's batch number covers it.
         own.drain(c.maxBatchEvents(), c.maxMessageBytes(), (seq, bytes) -> publish(c, SyncMessage.Kind.BATCH, bytes));
-        for (byte[] chunk : own.snapshot(c.maxMessageBytes())) {
+        for (byte[] chunk : own.snapshot(c.maxMessageBytes(), sessions.own())) {
             publishTo(replyTo, SyncMessage.Kind.SNAPSHOT, chunk);
         }
     }

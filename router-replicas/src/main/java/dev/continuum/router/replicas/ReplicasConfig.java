@@ -16,25 +16,28 @@ import org.jspecify.annotations.Nullable;
  * @param maxBatchEvents    events per message at most (a full batch is sent at once)
  * @param maxMessageBytes   bytes per message at most, sent and accepted (snapshots are split into chunks of it)
  * @param maxPeers          peers followed at once; messages of more are dropped, counted
+ * @param sessionTtl        how long a session stays bound to its decode rank after its last turn; zero: no affinity
  */
 public record ReplicasConfig(boolean enabled, String group, @Nullable String replicaId, Duration heartbeatInterval,
                              Duration peerTimeout, Duration batchInterval, int maxBatchEvents, int maxMessageBytes,
-                             int maxPeers) {
+                             int maxPeers, Duration sessionTtl) {
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofMillis(500);
     public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(1);
     public static final Duration DEFAULT_BATCH_INTERVAL = Duration.ofMillis(5);
     public static final int DEFAULT_MAX_BATCH_EVENTS = 256;
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
     public static final int DEFAULT_MAX_PEERS = 16;
+    public static final Duration DEFAULT_SESSION_TTL = Duration.ofMinutes(10);
 
     public static final ReplicasConfig DEFAULTS = new ReplicasConfig(false, "default", null, DEFAULT_HEARTBEAT,
             DEFAULT_PEER_TIMEOUT, DEFAULT_BATCH_INTERVAL, DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_MESSAGE_BYTES,
-            DEFAULT_MAX_PEERS);
+            DEFAULT_MAX_PEERS, DEFAULT_SESSION_TTL);
 
     public ReplicasConfig {
         Objects.requireNonNull(group, "group");
         Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
         Objects.requireNonNull(peerTimeout, "peerTimeout");
         Objects.requireNonNull(batchInterval, "batchInterval");
+        Objects.requireNonNull(sessionTtl, "sessionTtl");
     }
 }

@@ -41,7 +41,7 @@ public final class ReplicasSection implements DynamoSection<ReplicasConfig> {
     public @Nullable ReplicasConfig bind(ConfigNode node, Problems problems) {
         if (node.isPresent() && node.kind() != ConfigNode.Kind.MAP) {
             node.invalid("a map with enabled, group, replica_id, heartbeat_interval, peer_timeout, batch_interval, "
-                    + "max_batch_events, max_message_bytes and max_peers");
+                    + "max_batch_events, max_message_bytes, max_peers and session_ttl");
             return ReplicasConfig.DEFAULTS;
         }
         ReplicasConfig d = ReplicasConfig.DEFAULTS;
@@ -62,7 +62,9 @@ public final class ReplicasSection implements DynamoSection<ReplicasConfig> {
         int maxBytes = node.get("max_message_bytes").asInt(d.maxMessageBytes(), MIN_MESSAGE_BYTES,
                 MAX_MESSAGE_BYTES);
         int maxPeers = node.get("max_peers").asInt(d.maxPeers(), 1, 256);
-        return new ReplicasConfig(enabled, group, replicaId, heartbeat, timeout, batch, maxEvents, maxBytes, maxPeers);
+        Duration sessionTtl = node.get("session_ttl").asDuration(d.sessionTtl(), Duration.ZERO, Duration.ofDays(1));
+        return new ReplicasConfig(enabled, group, replicaId, heartbeat, timeout, batch, maxEvents, maxBytes, maxPeers,
+                sessionTtl);
     }
 
     private static @Nullable String token(ConfigNode node, @Nullable String defaultValue) {

@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
  * event   = 1 add   | id | rank decode | has-prefill (0/1) [rank prefill] | prefill tokens | blocks
  *         | 2 first | id
  *         | 3 end   | id
+ *         | 4 bind  | 0 | session (string, at most 128) | rank | ttl in milliseconds (at most a day)
  * rank    = namespace (string) | instance id (8 bytes) | dp rank (varint)
  * string  = length (varint, at most 64 for a replica ID, 256 for a namespace) | UTF-8 bytes
  * </pre>
@@ -40,6 +41,9 @@ final class SyncCodec {
     private static final int ADD = 1;
     private static final int FIRST = 2;
     private static final int END = 3;
+    private static final int BIND = 4;
+    static final int MAX_SESSION = 128;
+    static final long MAX_TTL_MILLIS = 86_400_000L;
 
     /** A message that does not follow the format or its bounds; never applied. */
     static final class Malformed extends RuntimeException {
@@ -93,6 +97,12 @@ final class SyncCodec {
                 }
                 varint(a.prefillTokens());
                 varint(a.blocks());
+            } else if (event instanceof SyncEvent.Bind b) {
+                put((byte) BIND);
+                varint(0);
+                string(b.session());
+                rank(b.rank());
+                varint(b.ttlMillis());
             } else {
                 put((byte) (event instanceof SyncEvent.First ? FIRST : END));
                 varint(event.id());
@@ -210,6 +220,7 @@ final class SyncCodec {
             }
             case FIRST -> new SyncEvent.First(id);
             case END -> new SyncEvent.End(id);
+            case BIND -> new SyncEvent.Bind(r.string(MAX_SESSION), r.rank(), r.bounded(MAX_TTL_MILLIS));
             default -> throw new Malformed("event type " + type);
         };
     }

@@ -27,4 +27,17 @@ sealed interface SyncEvent {
     /** Sequence {@code id} no longer counts. */
     record End(long id) implements SyncEvent {
     }
+
+    /** Session {@code session} is bound to decode rank {@code rank} for {@code ttlMillis} from its receipt. */
+    record Bind(String session, SampleKey rank, long ttlMillis) implements SyncEvent {
+        public Bind {
+            Objects.requireNonNull(session, "session");
+            Objects.requireNonNull(rank, "rank");
+        }
+
+        @Override
+        public long id() {
+            return 0;
+        }
+    }
 }

@@ -25,6 +25,7 @@ public final class SyncPipe {
     public SyncPipe(ActiveSequences peerView, MeterRegistry registry, int maxEvents, int maxBytes) {
         ReplicaMetrics metrics = new ReplicaMetrics(registry, null);
         this.receiver = new PeerSet(Objects.requireNonNull(peerView, "peerView"), metrics, peer -> {
+        }, bind -> {
         });
         this.maxEvents = maxEvents;
         this.maxBytes = maxBytes;

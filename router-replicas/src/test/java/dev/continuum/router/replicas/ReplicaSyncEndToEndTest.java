@@ -17,6 +17,8 @@ import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
+import dev.continuum.router.shim.SelectionReason;
+import dev.continuum.router.shim.SessionAffinity;
 import dev.continuum.router.testing.NatsServerExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -44,6 +46,7 @@ class ReplicaSyncEndToEndTest {
     private static final String NS = "dynamo";
     private static final String MODEL = "Qwen/Qwen3-0.6B";
     private static final SampleKey RANK = new SampleKey(new WorkerId(NS, 1), 0);
+    private static final SampleKey RANK2 = new SampleKey(new WorkerId(NS, 2), 0);
     private static final Duration HEARTBEAT = Duration.ofMillis(100);
     private static final Duration PEER_TIMEOUT = Duration.ofMillis(200);
 
@@ -62,8 +65,10 @@ class ReplicaSyncEndToEndTest {
             ModelCard card = new ModelCard(MODEL, null, false, 16, ModelCard.WorkerCapacity.UNKNOWN, null, null,
                     null, ModelCard.CardArtifacts.NONE, null, "{}");
             Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
-            fleet.reconfigure(true, DiscoverySourceKind.FILE, List.of(NS), FleetView.of(List.of(new DynamoWorker(
-                    new WorkerId(NS, 1), WorkerRole.AGGREGATED, "backend", "generate", card, t0, t0)), List.of()));
+            fleet.reconfigure(true, DiscoverySourceKind.FILE, List.of(NS), FleetView.of(List.of(
+                    new DynamoWorker(new WorkerId(NS, 1), WorkerRole.AGGREGATED, "backend", "generate", card, t0, t0),
+                    new DynamoWorker(new WorkerId(NS, 2), WorkerRole.AGGREGATED, "backend", "generate", card, t0, t0)),
+                    List.of()));
             picking = LoadBasedPicking.create(LoadSupervisor.builder(meters).build().store(), System::nanoTime, meters,
                     fleet);
             picking.start().join();
@@ -72,7 +77,7 @@ class ReplicaSyncEndToEndTest {
             nats.start().join();
             sync = new ReplicaSync(picking.activeSequences(), nats, meters, System::nanoTime);
             sync.apply(new ReplicasConfig(true, "g", id, HEARTBEAT, PEER_TIMEOUT, Duration.ofMillis(5), 256,
-                    64 * 1024, 16));
+                    64 * 1024, 16, Duration.ofMinutes(10)));
             sync.start().join();
             replicas.add(this);
         }
@@ -91,13 +96,25 @@ class ReplicaSyncEndToEndTest {
             }
         }
 
-        /** Sequences the picker counts on the rank: own and peers'. */
+        /** Sequences the picker counts on both ranks: own and peers'. */
         int counted() {
-            return picking.activeSequences().activeSequences(RANK);
+            return picking.activeSequences().activeSequences(RANK) + picking.activeSequences().activeSequences(RANK2);
         }
 
         long prefillTokens() {
-            return picking.activeSequences().activePrefillTokens(RANK);
+            return picking.activeSequences().activePrefillTokens(RANK)
+                    + picking.activeSequences().activePrefillTokens(RANK2);
+        }
+
+        /** One turn of {@code session}, as the shim dispatcher makes it: bound rank in, binding out. */
+        Selection turn(String session) {
+            SessionAffinity affinity = sync.sessions();
+            Selection s = picking.picker().pick(fleet.snapshot(), new PickRequest(MODEL, Set.of(NS), 100, null, null,
+                    affinity.bound(session)));
+            assertThat(s).isNotNull();
+            affinity.bind(session, s.decode());
+            s.dispatch().ended();
+            return s;
         }
 
         void stop() {
@@ -156,6 +173,29 @@ class ReplicaSyncEndToEndTest {
         Duration gone = Duration.ofNanos(System.nanoTime() - killed);
         assertThat(gone).isLessThan(Duration.ofSeconds(2));
         assertThat(c.sync.metrics().departureCount(ReplicaMetrics.Departure.TIMEOUT)).isGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void aSessionsTurnsGoToOneRankWhicheverReplicaRoutesThem() {
+        Replica a = new Replica("a");
+        Replica b = new Replica("b");
+        within(Duration.ofSeconds(10), () -> assertThat(b.sync.peers()).extracting(PeerView::synced)
+                .containsExactly(true));
+        Selection first = a.turn("conversation-1");
+        long worker = first.decode().worker().instanceId();
+        // Until B has A's bind event its picker may choose either worker; once it has, every turn follows.
+        within(Duration.ofSeconds(5), () -> assertThat(b.sync.sessions().bound("conversation-1")).isNotNull());
+        for (int i = 0; i < 6; i++) {
+            Selection s = (i % 2 == 0 ? b : a).turn("conversation-1");
+            assertThat(s.decode().worker().instanceId()).isEqualTo(worker);
+            assertThat(s.decodeReason()).isEqualTo(SelectionReason.SESSION);
+        }
+        // Another session is picked as usual (round robin without load signals): both workers get some.
+        Set<Long> workers = new java.util.HashSet<>();
+        for (int i = 0; i < 4; i++) {
+            workers.add(b.turn("other-" + i).decode().worker().instanceId());
+        }
+        assertThat(workers).hasSize(2);
     }
 
     @Test
