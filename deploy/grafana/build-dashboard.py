@@ -155,9 +155,12 @@ panel("Replica sync messages",
        ("sum by (reason) (increase(continuum_replicas_dropped_messages_total%s[$__rate_interval]))" % SEL,
         "dropped {{reason}}"),
        ("sum(increase(continuum_replicas_unpublished_batches_total%s[$__rate_interval]))" % SEL,
-        "unpublished")],
+        "unpublished"),
+       ("max(continuum_replicas_session_bindings%s)" % SEL, "session bindings"),
+       ("sum(increase(continuum_replicas_sessions_unbound_total%s[$__rate_interval]))" % SEL,
+        "sessions unbound")],
       description="What this replica publishes (messages and payload bytes by kind), what it dropped from peers "
-                  "by reason, and batches not published while NATS was away.")
+                  "by reason, batches not published while NATS was away, and session bindings.")
 end_row()
 
 row("Dynamo selection and disaggregated serving")
