@@ -14,7 +14,8 @@
 # Knobs (environment): REPLICAS ("1 2 3"), RUNS (2), SYNC (on: dynamo.replicas enabled; off: the same N replicas
 # without sync, the baseline the issue measured), REQUESTS (1000), SPEEDUP (10), UTILISATION (0.7), WORKERS (8),
 # KV_BLOCKS (16384), KV_EVENTS (on; off: approximate mode), KV_MODE (auto), KILL_REPLICA_AT, KILL_NATS_AT,
-# NATS_DOWN (5), BENCH_PORT_BASE (48300), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the table is written to).
+# NATS_DOWN (5), BENCH_PORT_BASE (48300), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the table is written to),
+# LOGS (a directory each run's router, balancer and replay logs are copied to).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -160,6 +161,8 @@ for n in $REPLICAS; do
         | grep -v ' 0.0$' | sed "s/^/replica $i: /" >>"$dir/sync-metrics.txt" || true
     done
     sed "s/^| kv-aware /| $n replicas, run $run /" "$dir/row.md" >>"$rows"
+    [ -z "${LOGS:-}" ] || { mkdir -p "$LOGS/n$n-run$run"; cp "$dir"/*.log "$dir"/*.json "$work"/*-"$n"-"$run"*.log \
+      "$LOGS/n$n-run$run/" 2>/dev/null || true; }
     kill "${PID[balancer-$n-$run]}" 2>/dev/null || true
     for i in $(seq 1 "$n"); do kill "${PID[router-$n-$run-$i]}" 2>/dev/null || true; done
     kill "${PID[nats-$n-$run]}" 2>/dev/null || true
