@@ -138,6 +138,29 @@ panel("NATS event plane",
         "dropped {{reason}}")],
       description="The shared dynamo.nats connection (docs/nats.md): its state, reconnects, and messages "
                   "dropped before decoding.")
+panel("Replica sync peers and lag",
+      [("max by (state) (continuum_replicas_peers%s)" % SEL, "peers {{state}}"),
+       ("max(continuum_replicas_sync_lag_seconds%s)" % SEL, "lag seconds"),
+       ("sum by (reason) (increase(continuum_replicas_resyncs_total%s[$__rate_interval]))" % SEL,
+        "resync {{reason}}"),
+       ("sum by (reason) (increase(continuum_replicas_peer_departures_total%s[$__rate_interval]))" % SEL,
+        "departed {{reason}}")],
+      description="dynamo.replicas (docs/replicas.md): peers followed by state, the longest silence of a peer, "
+                  "snapshots asked for and peers dropped.")
+panel("Replica sync messages",
+      [("sum by (kind) (rate(continuum_replicas_published_messages_total%s[$__rate_interval]))" % SEL,
+        "sent {{kind}}"),
+       ("sum by (kind) (rate(continuum_replicas_published_bytes_total%s[$__rate_interval]))" % SEL,
+        "bytes/s {{kind}}"),
+       ("sum by (reason) (increase(continuum_replicas_dropped_messages_total%s[$__rate_interval]))" % SEL,
+        "dropped {{reason}}"),
+       ("sum(increase(continuum_replicas_unpublished_batches_total%s[$__rate_interval]))" % SEL,
+        "unpublished"),
+       ("max(continuum_replicas_session_bindings%s)" % SEL, "session bindings"),
+       ("sum(increase(continuum_replicas_sessions_unbound_total%s[$__rate_interval]))" % SEL,
+        "sessions unbound")],
+      description="What this replica publishes (messages and payload bytes by kind), what it dropped from peers "
+                  "by reason, batches not published while NATS was away, and session bindings.")
 end_row()
 
 row("Dynamo selection and disaggregated serving")

@@ -7,6 +7,7 @@ import dev.continuum.router.kv.backend.config.KvCacheIndexSection;
 import dev.continuum.router.kv.config.KvSection;
 import dev.continuum.router.eventplane.nats.NatsSection;
 import dev.continuum.router.load.LoadSection;
+import dev.continuum.router.replicas.ReplicasSection;
 import dev.continuum.router.shim.ShimSection;
 import dev.continuum.router.shim.decisions.DecisionsSection;
 import java.util.List;
@@ -18,14 +19,14 @@ import java.util.Map;
  */
 record DynamoSections(DiscoverySection discovery, LoadSection load, ShimSection shim, KvSection kv,
         EventBusSection eventBus, KvCacheIndexSection kvCacheIndex, NatsSection nats,
-        DecisionsSection decisions) {
+        DecisionsSection decisions, ReplicasSection replicas) {
     static DynamoSections create(Map<String, String> environment) {
         return new DynamoSections(DiscoverySection.create(environment), new LoadSection(true), new ShimSection(),
                 new KvSection(), new EventBusSection(), new KvCacheIndexSection(), new NatsSection(),
-                new DecisionsSection());
+                new DecisionsSection(), new ReplicasSection());
     }
 
     List<DynamoSection<?>> all() {
-        return List.of(discovery, load, shim, kv, eventBus, kvCacheIndex, nats, decisions);
+        return List.of(discovery, load, shim, kv, eventBus, kvCacheIndex, nats, decisions, replicas);
     }
 }

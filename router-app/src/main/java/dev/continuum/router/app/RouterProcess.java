@@ -28,6 +28,8 @@ import dev.continuum.router.kv.backend.KvCacheIndexSupervisor;
 import dev.continuum.router.eventplane.ChannelDialer;
 import dev.continuum.router.eventplane.nats.NatsConfig;
 import dev.continuum.router.eventplane.nats.NatsConnection;
+import dev.continuum.router.replicas.ReplicaSync;
+import dev.continuum.router.replicas.ReplicasConfig;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.dispatch.KvRouting;
 import dev.continuum.router.kv.index.IndexLimits;
@@ -180,6 +182,10 @@ final class RouterProcess implements AutoCloseable {
         // so the server drains before the upkeep stops.
         LoadBasedPicking picking = stack.push(
                 LoadBasedPicking.create(load.store(), ticker, registry, discovery.registry()));
+        // Replica sync (dynamo.replicas) on the shared NATS connection: peers' accounting in this picker's view.
+        ReplicaSync replicas = new ReplicaSync(picking.activeSequences(), nats, registry, ticker);
+        replicas.apply(replicasConfig(config, sections));
+        stack.push(replicas);
 
         // The KV index (its single writer thread) and the kv-events subscriptions feeding it. Built whatever
         // dynamo.kv.enabled says, so a reload can turn KV routing on or off without touching discovery; KvRouting
@@ -198,6 +204,8 @@ final class RouterProcess implements AutoCloseable {
         DecisionLog decisions = new DecisionLog(() -> store.current().dynamo().section(sections.decisions()),
                 registry);
         shim.recordDecisions(decisions);
+        // Session affinity (x-dynamo-session-id): bindings kept, and shared with peers, by replica sync.
+        shim.sessions(replicas.sessions());
         // The one owner of dynamo.kv: the KV prompt pipeline (artifact fetches, rendering, tokenizing: its own pools)
         // and, per config generation, the dispatcher's picker and prompt stage, the kv-events subscriptions, the
         // model warm-up and count_tokens. Before the server, so the server drains before it stops.
@@ -222,6 +230,8 @@ final class RouterProcess implements AutoCloseable {
                         new DynamoWorkersEndpoint(discovery.registry(), load, kvEvents, coverage::adminView,
                                 kvCacheIndex::adminView, kv::modes));
         new DecisionsEndpoint(() -> decisions).register(adminRoutes);
+        adminRoutes.endpoint(ReplicasEndpoint.PATH, HttpMethod.GET,
+                new ReplicasEndpoint(replicas, () -> replicasConfig(store.current(), sections).enabled()));
         FleetPage.register(adminRoutes.endpoint(FleetRanksEndpoint.PATH, HttpMethod.GET,
                 new FleetRanksEndpoint(discovery.registry(), load.store())));
         AdminRoute admin = adminRoutes.build();
@@ -251,6 +261,7 @@ final class RouterProcess implements AutoCloseable {
             bus.reload(after.dynamo().enabled(), after.dynamo().section(sections.eventBus()));
             kvCacheIndex.reload(after.dynamo().section(sections.kvCacheIndex()));
             nats.apply(natsConfig(after, sections));
+            replicas.apply(replicasConfig(after, sections));
             load.reconfigure(after.dynamo().section(sections.load()));
             kvEvents.reconfigure(after.dynamo().section(sections.load()));
             kv.reload(after.dynamo().section(sections.kv()));
@@ -297,6 +308,11 @@ final class RouterProcess implements AutoCloseable {
         stack.stopAll().join();
         LOG.info("stopped");
         stopped.countDown();
+    }
+
+    /** {@code dynamo.replicas} while Dynamo is on; off while it is off. */
+    private static ReplicasConfig replicasConfig(RouterConfig config, DynamoSections sections) {
+        return config.dynamo().enabled() ? config.dynamo().section(sections.replicas()) : ReplicasConfig.DEFAULTS;
     }
 
     /** {@code dynamo.nats} while Dynamo is on; none (no connection) while it is off. */

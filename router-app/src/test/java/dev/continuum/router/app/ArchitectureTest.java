@@ -54,6 +54,7 @@ class ArchitectureTest {
                 .layer("load").definedBy(ROOT + ".load..")
                 .layer("shim").definedBy(ROOT + ".shim..")
                 .layer("kv").definedBy(ROOT + ".kv..")
+                .layer("replicas").definedBy(ROOT + ".replicas..")
                 .layer("eventbus").definedBy(ROOT + ".eventbus..")
                 .layer("agents").definedBy(ROOT + ".agents..")
                 .layer("admin").definedBy(ROOT + ".admin..")
@@ -67,6 +68,7 @@ class ArchitectureTest {
                 .whereLayer("shim").mayOnlyAccessLayers("core", "proxy", "discovery", "load")
                 .whereLayer("kv").mayOnlyAccessLayers("core", "proxy", "discovery", "eventplane", "load", "shim",
                         "eventbus")
+                .whereLayer("replicas").mayOnlyAccessLayers("core", "discovery", "eventplane", "load", "shim")
                 .whereLayer("eventbus").mayOnlyAccessLayers("core", "eventplane")
                 .whereLayer("agents").mayOnlyAccessLayers("core", "discovery", "eventplane", "eventbus")
                 .whereLayer("admin").mayOnlyAccessLayers("core", "proxy", "discovery", "eventplane", "load", "shim",

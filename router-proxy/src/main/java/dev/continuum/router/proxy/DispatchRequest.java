@@ -26,10 +26,11 @@ import org.jspecify.annotations.Nullable;
  * @param chatBody       whether {@code body} is a chat completion; false for a request passed through in another
  *                       wire (a {@code /v1/responses} body for backends that serve it natively), which is pinned
  *                       by model alone: the proxy never sends a plan's {@link DispatchPlan.PinnedBody} for it
+ * @param sessionId      the client's {@code x-dynamo-session-id} header (session affinity), or null
  */
 public record DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
                               long estimatedPromptTokens, ChatRewrites rewrites, @Nullable String tenantId,
-                              boolean resend, boolean chatBody) {
+                              boolean resend, boolean chatBody, @Nullable String sessionId) {
     public DispatchRequest {
         Objects.requireNonNull(model, "model");
         usableBackends = List.copyOf(usableBackends);
@@ -37,16 +38,23 @@ public record DispatchRequest(String model, boolean stream, List<String> usableB
         Objects.requireNonNull(rewrites, "rewrites");
     }
 
+    /** As the canonical constructor, without a session. */
+    public DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
+                           long estimatedPromptTokens, ChatRewrites rewrites, @Nullable String tenantId,
+                           boolean resend, boolean chatBody) {
+        this(model, stream, usableBackends, body, estimatedPromptTokens, rewrites, tenantId, resend, chatBody, null);
+    }
+
     /** A first ask of a chat completion whose body no backend rewrites, without a tenant. */
     public DispatchRequest(String model, boolean stream, List<String> usableBackends, ByteBuf body,
                            long estimatedPromptTokens) {
-        this(model, stream, usableBackends, body, estimatedPromptTokens, ChatRewrites.NONE, null, false, true);
+        this(model, stream, usableBackends, body, estimatedPromptTokens, ChatRewrites.NONE, null, false, true, null);
     }
 
     /** This request with another body (a copy the hook made), everything else the same. */
     public DispatchRequest withBody(ByteBuf other) {
         return new DispatchRequest(model, stream, usableBackends, other, estimatedPromptTokens, rewrites, tenantId,
-                resend, chatBody);
+                resend, chatBody, sessionId);
     }
 
 }

@@ -114,7 +114,8 @@ final class PlanGuard {
             ByteBuf body, HookContext context, boolean resend) {
         try {
             return hook.plan(new DispatchRequest(p.model(), p.stream(), usable, body.duplicate(),
-                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId(), resend, !p.passthrough()));
+                    p.estimatedPromptTokens(), context.rewrites(), context.tenantId(), resend, !p.passthrough(),
+                    context.sessionId()));
         } catch (RuntimeException e) {
             log.warn("dispatch hook failed; the request takes standard routing", e);
             return null;
@@ -161,8 +162,8 @@ final class PlanGuard {
         return true;
     }
 
-    /** What the hook learns about a request besides its body: the backends' rewrites and the tenant. */
-    record HookContext(ChatRewrites rewrites, @Nullable String tenantId) {
+    /** What the hook learns about a request besides its body: the backends' rewrites, the tenant and the session. */
+    record HookContext(ChatRewrites rewrites, @Nullable String tenantId, @Nullable String sessionId) {
     }
 
     /** A plan that arrived after its request ended (the client left while it was made). */

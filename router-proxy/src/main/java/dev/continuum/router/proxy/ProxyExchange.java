@@ -209,7 +209,8 @@ final class ProxyExchange implements RelayControl, Attempt.Events, SendPlanner.S
     private PlanGuard.HookContext hookContext() {
         ChatBodies cb = chatBodies;
         return new PlanGuard.HookContext(cb == null ? ChatRewrites.NONE : cb,
-                client.request().headers().get(X_TENANT_ID));
+                client.request().headers().get(X_TENANT_ID),
+                client.request().headers().get(UntrustedHeaders.SESSION_ID));
     }
 
     @Override

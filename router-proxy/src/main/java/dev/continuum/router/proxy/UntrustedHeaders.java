@@ -17,6 +17,11 @@ import java.util.Map;
 public final class UntrustedHeaders {
     private static final String DYNAMO_PREFIX = "x-dynamo-";
     private static final String CONTINUUM_PREFIX = "x-continuum-";
+    /**
+     * The session header ({@code docs/replicas.md}, session affinity) names a conversation, not a worker: the router
+     * binds it to a rank itself, so a client may send it and it is kept.
+     */
+    public static final AsciiString SESSION_ID = AsciiString.cached("x-dynamo-session-id");
     /** Upstream's older spellings of the pinning headers. */
     private static final List<AsciiString> ALIASES = List.of(
             AsciiString.cached("x-worker-instance-id"),
@@ -29,7 +34,7 @@ public final class UntrustedHeaders {
     }
 
     public static boolean isUntrusted(CharSequence name) {
-        if (hasPrefix(name, DYNAMO_PREFIX)) {
+        if (hasPrefix(name, DYNAMO_PREFIX) && !SESSION_ID.contentEqualsIgnoreCase(name)) {
             return true;
         }
         for (AsciiString alias : ALIASES) {

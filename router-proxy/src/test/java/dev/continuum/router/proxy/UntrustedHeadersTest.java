@@ -21,6 +21,16 @@ class UntrustedHeadersTest {
     }
 
     @Test
+    void keepsTheSessionHeaderItNamesAConversationNotAWorker() {
+        assertThat(UntrustedHeaders.isUntrusted("X-Dynamo-Session-ID")).isFalse();
+        assertThat(UntrustedHeaders.isUntrusted("x-dynamo-session-idx")).isTrue();
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.add("x-dynamo-session-id", "conversation-1").add("x-dynamo-dp-rank", "3");
+        UntrustedHeaders.strip(h);
+        assertThat(h.names()).containsExactly("x-dynamo-session-id");
+    }
+
+    @Test
     void stripsAllValuesOfEveryUntrustedHeader() {
         HttpHeaders h = new DefaultHttpHeaders();
         h.add("x-dynamo-worker-instance-id", "1").add("X-Dynamo-Worker-Instance-Id", "2")

@@ -156,6 +156,15 @@ public final class ActiveSequences {
     public record Totals(long sequences, long prefillTokens, long blocks) {
     }
 
+    /**
+     * Where peer replicas add their share of {@code rank}, or null while the rank is in no candidate index (the
+     * caller retries later); the object changes when the rank's ledger is replaced (see {@link PeerCounters}).
+     */
+    public @Nullable PeerCounters peerCounters(SampleKey rank) {
+        RankSequences r = ranks.get(rank);
+        return r == null ? null : r.peers;
+    }
+
     /** Registers {@code listener} until the returned handle is closed. */
     public AutoCloseable listen(SequenceListener listener) {
         return listeners.add(listener);

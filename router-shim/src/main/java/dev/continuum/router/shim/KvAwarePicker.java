@@ -223,7 +223,9 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         KvSelectionResult result;
         CandidateRanks prefill = null;
         int p = -1;
-        if (!paired) {
+        if (load.session(parts, nParts, request.sessionRank(), now)) {
+            decodeReason = SelectionReason.SESSION;
+        } else if (!paired) {
             decodeReason = choose(parts, nParts, n, Phase.AGGREGATED, decodeCursor, set, kv, isl, signal, now);
         } else if (set.conditionalDisaggregation()) {
             decodeReason = choose(parts, nParts, n, Phase.CONDITIONAL_DECODE, decodeCursor, set, kv, isl, signal,

@@ -5,6 +5,7 @@ import dev.continuum.router.discovery.FleetView;
 import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.load.LoadStore;
 import dev.continuum.router.load.RankSlot;
+import dev.continuum.router.load.SampleKey;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -116,7 +117,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         long now = ticker.getAsLong();
         boolean signal = snapshot.signals().load();
         long est = request.estimatedPromptTokens();
-        SelectionReason decodeReason = choose(scratch, parts, n, true, decodeCursor, signal, est, now);
+        SelectionReason decodeReason = session(scratch, parts, request.sessionRank(), now) ? SelectionReason.SESSION
+                : choose(scratch, parts, n, true, decodeCursor, signal, est, now);
         CandidateRanks decode = scratch.parts[scratch.part];
         int d = scratch.at;
 
@@ -296,6 +298,34 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
             DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est);
         }
         locate(scratch, parts, winner);
+    }
+
+    /**
+     * Session affinity: locates the candidate that is {@code rank} (the request's session binding) when it is one of
+     * the first {@code parts} entries of {@code scratch.parts} and not stalled; false otherwise (no binding, the rank
+     * left, its namespace is not offered, or it stalled), and the caller picks as usual.
+     */
+    boolean session(Scratch scratch, int parts, @Nullable SampleKey rank, long now) {
+        if (rank == null) {
+            return false;
+        }
+        for (int part = 0; part < parts; part++) {
+            CandidateRanks ranks = scratch.parts[part];
+            for (int i = 0; i < ranks.size; i++) {
+                WorkerPin pin = ranks.pins[i];
+                if (pin.dpRank() == rank.dpRank() && pin.worker().equals(rank.worker())) {
+                    ranks.read(i, store, scratch.reading);
+                    long lastSample = scratch.reading.held() ? scratch.reading.receivedNanos() : DispatchLedger.NO_SAMPLE;
+                    if (ranks.ledgers[i].stalled(lastSample, now)) {
+                        return false;
+                    }
+                    scratch.part = part;
+                    scratch.at = i;
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Sets {@code scratch.part}/{@code scratch.at} to the {@code position}-th candidate of the parts. */

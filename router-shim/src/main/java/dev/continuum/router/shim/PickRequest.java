@@ -1,5 +1,6 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.load.SampleKey;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -17,18 +18,27 @@ import org.jspecify.annotations.Nullable;
  *                              encode the request (KV routing off, no pinned artifacts, a fallback)
  * @param kvFallback            why the KV pipeline did not encode it (one of the fallback results of
  *                              {@link KvSelectionResult}), or null when it did or was not asked to
+ * @param sessionRank           the decode rank the request's session is bound to (session affinity), or null: the
+ *                              picker takes it while it is a candidate and not stalled, else picks as usual
  */
 public record PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
-                          @Nullable PromptBlocks prompt, @Nullable KvSelectionResult kvFallback) {
+                          @Nullable PromptBlocks prompt, @Nullable KvSelectionResult kvFallback,
+                          @Nullable SampleKey sessionRank) {
+    /** A request without a session binding. */
+    public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
+            @Nullable PromptBlocks prompt, @Nullable KvSelectionResult kvFallback) {
+        this(model, namespaces, estimatedPromptTokens, prompt, kvFallback, null);
+    }
+
     /** A request the KV pipeline did not encode. */
     public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens) {
-        this(model, namespaces, estimatedPromptTokens, null, null);
+        this(model, namespaces, estimatedPromptTokens, null, null, null);
     }
 
     /** A request the KV pipeline encoded ({@code prompt}) or did not (null, reason unknown). */
     public PickRequest(String model, Set<String> namespaces, long estimatedPromptTokens,
             @Nullable PromptBlocks prompt) {
-        this(model, namespaces, estimatedPromptTokens, prompt, null);
+        this(model, namespaces, estimatedPromptTokens, prompt, null, null);
     }
 
     public PickRequest {

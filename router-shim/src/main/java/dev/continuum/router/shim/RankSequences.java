@@ -17,10 +17,13 @@ final class RankSequences {
     volatile boolean departed;
     /** The drainer's reference counts of the block hashes admitted here. */
     final BlockRefCounts refs = new BlockRefCounts();
+    /** Where peer replicas' shares of this rank are added (the same counters). */
+    final PeerCounters peers;
 
     RankSequences(SampleKey key, RankLedger counters) {
         this.key = Objects.requireNonNull(key, "key");
         this.counters = Objects.requireNonNull(counters, "counters");
+        this.peers = new PeerCounters(counters);
     }
 
     long prefillTokens() {

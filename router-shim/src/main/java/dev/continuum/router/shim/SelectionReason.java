@@ -16,7 +16,9 @@ public enum SelectionReason {
     /** Chosen by the KV-aware picker (the KV issue). */
     KV_AWARE("kv_aware"),
     /** The KV-aware picker let the decode worker prefill locally (conditional disaggregation). */
-    CONDITIONAL_BYPASS("conditional_bypass");
+    CONDITIONAL_BYPASS("conditional_bypass"),
+    /** The request's session is bound to this decode rank, which is still a candidate and not stalled. */
+    SESSION("session");
 
     private final String label;
 

@@ -62,6 +62,7 @@ public final class ShimDispatcher implements DispatchHook {
     private volatile @Nullable Offer lastOffer;
     /** Where routed requests' decisions are recorded, or null (no records, no decision-id header). */
     private volatile @Nullable DecisionRecorder decisions;
+    private volatile SessionAffinity sessions = SessionAffinity.NONE;
     /** Handed to the stage on every ask; one object, so an ask allocates nothing for it. */
     private final PromptStage.FirstReplica firstReplica = this::firstReplicaRewrite;
 
@@ -114,6 +115,14 @@ public final class ShimDispatcher implements DispatchHook {
      */
     public void recordDecisions(DecisionLog log) {
         decisions = new DecisionRecorder(log, System::currentTimeMillis);
+    }
+
+    /**
+     * Binds the sessions of requests carrying {@code x-dynamo-session-id} through {@code affinity} from now on: a
+     * turn goes to its session's decode rank while that rank is a candidate and not stalled.
+     */
+    public void sessions(SessionAffinity affinity) {
+        sessions = java.util.Objects.requireNonNull(affinity, "affinity");
     }
 
     /** The worker model name for a client model ID under the live {@code dynamo.shim.model_map}. */
@@ -228,9 +237,14 @@ public final class ShimDispatcher implements DispatchHook {
         }
         DecisionRecorder recorder = decisions;
         DecisionSettings recording = recorder == null ? null : recorder.begin();
+        String session = SessionAffinity.sessionId(request.sessionId());
+        SessionAffinity affinity = sessions;
         PickRequest pick = new PickRequest(shim.workerModel(request.model()), offer.namespaces(),
-                request.estimatedPromptTokens(), prompt, fallback);
+                request.estimatedPromptTokens(), prompt, fallback, session == null ? null : affinity.bound(session));
         Selection selection = routing.picker().pick(snapshot, pick);
+        if (session != null && selection != null) {
+            affinity.bind(session, selection.decode());
+        }
         long decisionId = recorder == null || recording == null || selection == null ? -1
                 : recorder.commit(recording, pick, selection);
         if (selection == null) {

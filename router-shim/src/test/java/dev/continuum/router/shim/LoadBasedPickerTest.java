@@ -310,6 +310,25 @@ class LoadBasedPickerTest {
         assertThat(selections("prefill", "load")).isEqualTo(6);
     }
 
+    @Test
+    void aSessionsBoundRankWinsWhileItIsACandidateElseThePickIsAsUsual() {
+        DynamoSnapshot s = snapshot(worker(NS, 1, DECODE), worker(NS, 2, DECODE));
+        load.sample(id(1), 0, 100L, null);
+        load.sample(id(2), 0, 0L, null);
+        dev.continuum.router.load.SampleKey bound = new dev.continuum.router.load.SampleKey(id(1), 0);
+        // Worker 1 is the dearer one: the binding still takes it.
+        Selection sel = picker.pick(s, new PickRequest(MODEL, Set.of(NS), EST, null, null, bound));
+        assertThat(sel.decode().worker()).isEqualTo(id(1));
+        assertThat(sel.decodeReason()).isEqualTo(SelectionReason.SESSION);
+        assertThat(selections("decode", "session")).isEqualTo(1);
+        sel.dispatch().ended();
+        // A binding to a rank that is no candidate (its worker left) is ignored: the cheaper worker wins.
+        dev.continuum.router.load.SampleKey gone = new dev.continuum.router.load.SampleKey(id(7), 0);
+        Selection other = picker.pick(s, new PickRequest(MODEL, Set.of(NS), EST, null, null, gone));
+        assertThat(other.decode().worker()).isEqualTo(id(2));
+        assertThat(other.decodeReason()).isEqualTo(SelectionReason.LOAD);
+    }
+
     // --- Staleness and the best-effort contract ------------------------------------------------------------
 
     @Test

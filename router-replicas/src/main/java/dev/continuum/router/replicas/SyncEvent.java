@@ -1,0 +1,43 @@
+package dev.continuum.router.replicas;
+
+import dev.continuum.router.load.SampleKey;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/** One change of a replica's active-sequence accounting, as it travels between replicas (docs/replicas.md). */
+sealed interface SyncEvent {
+    /** The sender's number for the sequence, unique per sender epoch. */
+    long id();
+
+    /**
+     * A dispatch that now counts: {@code blocks} on the decode rank until the end, and on the prefill rank of a pair
+     * until the first token; {@code prefillTokens} on the prefilling rank until the first token.
+     */
+    record Add(long id, SampleKey decode, @Nullable SampleKey prefill, long prefillTokens, long blocks)
+            implements SyncEvent {
+        public Add {
+            Objects.requireNonNull(decode, "decode");
+        }
+    }
+
+    /** The first response bytes of sequence {@code id} came back: its prefill part no longer counts. */
+    record First(long id) implements SyncEvent {
+    }
+
+    /** Sequence {@code id} no longer counts. */
+    record End(long id) implements SyncEvent {
+    }
+
+    /** Session {@code session} is bound to decode rank {@code rank} for {@code ttlMillis} from its receipt. */
+    record Bind(String session, SampleKey rank, long ttlMillis) implements SyncEvent {
+        public Bind {
+            Objects.requireNonNull(session, "session");
+            Objects.requireNonNull(rank, "rank");
+        }
+
+        @Override
+        public long id() {
+            return 0;
+        }
+    }
+}
