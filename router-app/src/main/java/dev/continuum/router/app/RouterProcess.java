@@ -223,7 +223,7 @@ final class RouterProcess implements AutoCloseable {
                                 kvCacheIndex::adminView, kv::modes));
         new DecisionsEndpoint(() -> decisions).register(adminRoutes);
         FleetPage.register(adminRoutes.endpoint(FleetRanksEndpoint.PATH, HttpMethod.GET,
-                new FleetRanksEndpoint(discovery.registry(), load.store())));
+                new FleetRanksEndpoint(discovery.registry(), load.store())), registry);
         AdminRoute admin = adminRoutes.build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)
