@@ -34,10 +34,11 @@ final class ChannelStreamSink implements StreamSink, RelayControl {
 
     @Override
     public boolean offer(byte[] chunk) {
-        if (!open || !channel.isWritable() || queued.incrementAndGet() > MAX_QUEUED) {
-            if (open) {
-                queued.decrementAndGet();
-            }
+        if (!open || !channel.isWritable()) {
+            return false;
+        }
+        if (queued.incrementAndGet() > MAX_QUEUED) {
+            queued.decrementAndGet();
             return false;
         }
         channel.eventLoop().execute(() -> {
