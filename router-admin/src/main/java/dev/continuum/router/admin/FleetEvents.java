@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code GET /admin/dynamo/events}: the fleet page's updates as server-sent events. One ticker thread, running only
- * while a stream is open, builds one frame per period (the JSON the page would otherwise poll, every part under its
- * name) and offers it to every stream; a stream whose client is slow has the frame dropped and gets the next,
+ * while a stream is open, reads the parts once per period (the JSON the page would otherwise poll) and offers each
+ * stream one frame holding, under their names, the parts that changed since that stream's last frame; a stream whose client is slow has the frame dropped and gets the next,
  * fresher one (coalesced, never queued). A stream gets at most one frame per period, a heartbeat comment when it has
  * had nothing for {@link #HEARTBEAT_TICKS} periods, and ends when its credentials stop being accepted (an admin
  * reload that changed them), when the client leaves, or when the server shuts down. At most {@link #MAX_STREAMS}
@@ -73,7 +73,8 @@ public final class FleetEvents implements AdminRoute.Handler {
         final StreamSink sink;
         final @Nullable String authorization;
         final @Nullable String apiKey;
-        byte[] lastFrame = new byte[0];
+        /** The parts' bodies the stream's last frame brought it up to date with; null before the first frame. */
+        byte @Nullable [][] lastParts;
         int idleTicks;
 
         Stream(StreamSink sink, @Nullable String authorization, @Nullable String apiKey) {
@@ -167,12 +168,15 @@ public final class FleetEvents implements AdminRoute.Handler {
             if (stopIfIdle()) {
                 return;
             }
-            byte[] frame = frame();
+            byte[][] bodies = bodies();
             for (Stream s : streams) {
                 if (authenticator.check(s.authorization, s.apiKey).verdict() != Verdict.ALLOWED) {
                     s.sink.end();
-                } else if (frame != null && !Arrays.equals(frame, s.lastFrame)) {
-                    send(s, frame);
+                    continue;
+                }
+                byte[] frame = bodies == null ? null : frame(bodies, s.lastParts);
+                if (frame != null && bodies != null) {
+                    send(s, frame, bodies);
                 } else if (++s.idleTicks >= HEARTBEAT_TICKS && s.sink.offer(HEARTBEAT)) {
                     s.idleTicks = 0;
                     heartbeats.increment();
@@ -183,9 +187,9 @@ public final class FleetEvents implements AdminRoute.Handler {
         }
     }
 
-    private void send(Stream s, byte[] frame) {
+    private void send(Stream s, byte[] frame, byte[][] bodies) {
         if (s.sink.offer(frame)) {
-            s.lastFrame = frame;
+            s.lastParts = bodies;
             s.idleTicks = 0;
             dataFrames.increment();
         } else if (s.sink.open()) {
@@ -193,11 +197,10 @@ public final class FleetEvents implements AdminRoute.Handler {
         }
     }
 
-    /** {@code data: {"ranks":...,"workers":...}\n\n}, or null when a part could not be built this period. */
-    private byte @Nullable [] frame() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
-        out.writeBytes("data: {".getBytes(StandardCharsets.US_ASCII));
-        boolean first = true;
+    /** Every part's JSON body this period, or null when one could not be built. */
+    private byte @Nullable [][] bodies() {
+        byte[][] bodies = new byte[parts.size()][];
+        int i = 0;
         for (Map.Entry<String, Callable<LocalResponse>> part : parts.entrySet()) {
             LocalResponse r;
             try {
@@ -210,12 +213,34 @@ public final class FleetEvents implements AdminRoute.Handler {
                 partFailed(part.getKey(), "status " + r.status());
                 return null;
             }
-            if (!first) {
-                out.write(',');
+            bodies[i++] = r.body();
+        }
+        return bodies;
+    }
+
+    /**
+     * {@code data: {"ranks":...,"workers":...}\n\n} with only the parts that changed since the stream's last frame
+     * (the page keeps the others), or null when none did.
+     */
+    private byte @Nullable [] frame(byte[][] bodies, byte @Nullable [][] last) {
+        ByteArrayOutputStream out = null;
+        int i = 0;
+        for (String name : parts.keySet()) {
+            byte[] body = bodies[i];
+            if (last == null || !Arrays.equals(body, last[i])) {
+                if (out == null) {
+                    out = new ByteArrayOutputStream(body.length + 64);
+                    out.writeBytes("data: {".getBytes(StandardCharsets.US_ASCII));
+                } else {
+                    out.write(',');
+                }
+                out.writeBytes(("\"" + name + "\":").getBytes(StandardCharsets.US_ASCII));
+                writeOneLine(out, body);
             }
-            first = false;
-            out.writeBytes(("\"" + part.getKey() + "\":").getBytes(StandardCharsets.US_ASCII));
-            writeOneLine(out, r.body());
+            i++;
+        }
+        if (out == null) {
+            return null;
         }
         out.writeBytes("}\n\n".getBytes(StandardCharsets.US_ASCII));
         return out.toByteArray();

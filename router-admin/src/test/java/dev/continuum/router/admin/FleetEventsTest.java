@@ -22,8 +22,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -77,9 +79,12 @@ class FleetEventsTest {
         AdminRoute.Builder b = AdminRoute.builder(new AdminAuthenticator(() -> store.current().admin()),
                 () -> store.renderer().tree(store.current()), store::reload);
         // Every frame differs (a counter), and its size is what the slow-client test needs it to be.
-        FleetEvents events = new FleetEvents(b.authenticator(), Map.of("fleet", () -> LocalResponse.json(200,
-                "{\"n\":" + counter.incrementAndGet() + ",\"pad\":\"" + "x".repeat(partBytes) + "\"}")),
-                registry, PERIOD, 2);
+        // A part that never changes rides only on a stream's first frame.
+        Map<String, Callable<LocalResponse>> parts = new LinkedHashMap<>();
+        parts.put("fleet", () -> LocalResponse.json(200,
+                "{\"n\":" + counter.incrementAndGet() + ",\"pad\":\"" + "x".repeat(partBytes) + "\"}"));
+        parts.put("fixed", () -> LocalResponse.json(200, "{\"same\":true}"));
+        FleetEvents events = new FleetEvents(b.authenticator(), parts, registry, PERIOD, 2);
         AdminRoute admin = b.endpoint(FleetEvents.PATH, io.netty.handler.codec.http.HttpMethod.GET, events).build();
         blocking = Executors.newSingleThreadExecutor();
         server = HttpServer.builder(store.current(), registry).blockingExecutor(blocking)
@@ -163,10 +168,14 @@ class FleetEventsTest {
         assertThat(c.lines).contains("content-type: text/event-stream; charset=utf-8", "transfer-encoding: chunked");
         assertThat(registry.get(FleetEvents.FRAMES).tag("kind", "data").counter().count())
                 .isGreaterThanOrEqualTo(got);
-        // Each frame is one JSON object on one data line.
-        String frame = c.lines.stream().filter(l -> l.startsWith("data: ")).findFirst().orElseThrow();
-        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(frame.substring(6)).get("fleet")
-                .get("n").asLong()).isPositive();
+        // Each frame is one JSON object on one data line; the unchanged part only in the first.
+        List<String> data = c.lines.stream().filter(l -> l.startsWith("data: ")).toList();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        assertThat(json.readTree(data.get(0).substring(6)).get("fixed").get("same").asBoolean()).isTrue();
+        for (String frame : data.subList(1, data.size())) {
+            assertThat(json.readTree(frame.substring(6)).get("fleet").get("n").asLong()).isPositive();
+            assertThat(frame).doesNotContain("\"fixed\"");
+        }
     }
 
     @Test

@@ -209,6 +209,7 @@
       startPolling();
       return;
     }
+    const streamed = {}; // a new stream's first frame carries every part
     source = new EventSource(EVENTS);
     source.onmessage = (ev) => {
       if (pollTimer !== null) {
@@ -217,8 +218,12 @@
       }
       transport = 'sse';
       try {
+        // A frame holds only the parts that changed since the stream's previous one: keep the others.
         const f = JSON.parse(ev.data);
-        render(f.ranks, f.workers, f.decisions);
+        for (const k of ['ranks', 'workers', 'decisions']) if (f[k] !== undefined) streamed[k] = f[k];
+        if (streamed.ranks && streamed.workers && streamed.decisions) {
+          render(streamed.ranks, streamed.workers, streamed.decisions);
+        }
       } catch (e) {
         setStatus(String(e.message || e), true);
       }
