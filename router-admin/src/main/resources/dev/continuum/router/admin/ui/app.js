@@ -16,6 +16,7 @@
   let transport = 'none'; // 'sse' while the event stream delivers, 'poll' otherwise
   let pollTimer = null;
   let source = null;
+  const received = { frames: 0, chars: 0 }; // stream frames and their characters so far (two numbers, flat)
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -219,6 +220,8 @@
       transport = 'sse';
       try {
         // A frame holds only the parts that changed since the stream's previous one: keep the others.
+        received.frames++;
+        received.chars += ev.data.length;
         const f = JSON.parse(ev.data);
         for (const k of ['ranks', 'workers', 'decisions']) if (f[k] !== undefined) streamed[k] = f[k];
         if (streamed.ranks && streamed.workers && streamed.decisions) {
@@ -250,6 +253,7 @@
   window.continuumFleetPage = Object.freeze({
     poll: poll,
     transport: () => transport,
+    received: () => ({ frames: received.frames, chars: received.chars }),
     sizes: () => ({ history: history.length, elements: document.getElementsByTagName('*').length }),
   });
 })();
