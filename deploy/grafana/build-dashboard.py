@@ -351,6 +351,19 @@ panel("CPU (process and system)",
 panel("Uptime", [("max(process_uptime_seconds%s)" % SEL, "uptime")], "s", "stat")
 end_row()
 
+row("Admin fleet page event streams")
+panel("Fleet event streams open",
+      [("sum(continuum_admin_event_streams%s)" % SEL, "open"),
+       ("sum(increase(continuum_admin_event_streams_refused_total%s[$__rate_interval]))" % SEL, "refused (limit)")],
+      description="Server-sent-event streams of the fleet page (at most 8); refused streams make the page poll.")
+panel("Fleet event frames",
+      [("sum by (kind) (rate(continuum_admin_event_frames_total%s[$__rate_interval]))" % SEL, "{{kind}}"),
+       ("sum by (reason) (rate(continuum_admin_event_frames_dropped_total%s[$__rate_interval]))" % SEL,
+        "dropped {{reason}}")], "ops",
+      description="Frames written per second (at most one a second per stream) and frames dropped for clients "
+                  "that were not reading.")
+end_row()
+
 row("Backend KV cache index: engine streams (transport zmq)")
 panel("Engine KV streams: events by kind",
       [("sum by (kind) (rate(continuum_kv_cache_index_engine_events_total%s[$__rate_interval]))" % SEL, "{{kind}}")],

@@ -89,6 +89,19 @@ public final class AdminRoute implements LocalRoute {
             return this;
         }
 
+        AdminAuthenticator authenticator() {
+            return authenticator;
+        }
+
+        /** The handler registered at exact {@code path}; for an endpoint that re-serves others' answers. */
+        PrincipalHandler handler(String path) {
+            AdminEndpoint e = endpoints.get(path);
+            if (e == null) {
+                throw new IllegalStateException("no admin endpoint registered at " + path);
+            }
+            return e.handler();
+        }
+
         public AdminRoute build() {
             return new AdminRoute(authenticator, endpoints, prefixes);
         }

@@ -233,7 +233,7 @@ final class RouterProcess implements AutoCloseable {
         adminRoutes.endpoint(ReplicasEndpoint.PATH, HttpMethod.GET,
                 new ReplicasEndpoint(replicas, () -> replicasConfig(store.current(), sections).enabled()));
         FleetPage.register(adminRoutes.endpoint(FleetRanksEndpoint.PATH, HttpMethod.GET,
-                new FleetRanksEndpoint(discovery.registry(), load.store())));
+                new FleetRanksEndpoint(discovery.registry(), load.store())), registry);
         AdminRoute admin = adminRoutes.build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)

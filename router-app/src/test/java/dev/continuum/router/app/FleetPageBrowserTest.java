@@ -132,6 +132,30 @@ class FleetPageBrowserTest {
     }
 
     /**
+     * The page switches to the admin event stream once it is open, and moves over it alone: once a frame arrived the
+     * page has stopped polling, so the decisions counted after more requests came over server-sent events.
+     */
+    @Test
+    void theUpdatesArriveOverServerSentEvents() throws Exception {
+        route(2);
+        browser.errors.clear();
+        browser.headers(ADMIN);
+        browser.navigate(demo.routerUrl() + "/admin/ui");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() ->
+                browser.eval("typeof window.continuumFleetPage === 'object'"
+                        + " && window.continuumFleetPage.transport() === 'sse'").asBoolean());
+        long before = browser.eval("Number(document.getElementById('q-recorded').textContent)").asLong();
+        route(3);
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> assertThat(
+                browser.eval("Number(document.getElementById('q-recorded').textContent)").asLong())
+                .isGreaterThanOrEqualTo(before + 3));
+        assertThat(browser.eval("window.continuumFleetPage.transport()").asText()).isEqualTo("sse");
+        assertThat(browser.eval("document.getElementById('status').textContent").asText()).endsWith("over sse");
+        assertThat(browser.eval("document.querySelectorAll('#ranks tbody tr').length").asInt()).isGreaterThanOrEqualTo(4);
+        assertThat(browser.errors).as("console errors").isEmpty();
+    }
+
+    /**
      * Hours of updates in seconds: 400 poll rounds driven back to back through the page's test hook (at the page's
      * rate that is 13 minutes), with requests routed between them so every round changes the tables and the trend.
      * The trend keeps its 120 points and the document's element count stays where the first rounds left it.

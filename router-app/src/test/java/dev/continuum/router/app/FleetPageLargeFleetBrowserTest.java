@@ -102,6 +102,21 @@ class FleetPageLargeFleetBrowserTest {
                 WORKERS, renderMillis, bytes, firstLoad.get("parts"), shot.toAbsolutePath());
         assertThat(firstLoad.get("parts").toString()).contains("/admin/dynamo/ranks").contains("/admin/ui/app.js");
         assertThat(bytes).isBetween(1L, FIRST_LOAD_LIMIT);
+        // What an open page costs afterwards: the stream's frames over ten of them (printed, recorded in benchmarks.md).
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() ->
+                browser.eval("window.continuumFleetPage.received().frames").asLong() >= 1);
+        JsonNode start = browser.eval("window.continuumFleetPage.received()");
+        long startNanos = System.nanoTime();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() ->
+                browser.eval("window.continuumFleetPage.received().frames").asLong()
+                        >= start.get("frames").asLong() + 10);
+        JsonNode end = browser.eval("window.continuumFleetPage.received()");
+        double secs = (System.nanoTime() - startNanos) / 1e9;
+        long frames = end.get("frames").asLong() - start.get("frames").asLong();
+        long chars = end.get("chars").asLong() - start.get("chars").asLong();
+        System.out.printf("fleet page, %d workers, event stream: %d frames in %.1f s, %d characters (%d a frame)%n",
+                WORKERS, frames, secs, chars, chars / frames);
+        assertThat(browser.eval("window.continuumFleetPage.transport()").asText()).isEqualTo("sse");
         assertThat(browser.errors).as("console errors").isEmpty();
     }
 

@@ -1,15 +1,22 @@
-// The fleet page: polls the admin API (at most one request of each kind in flight, every POLL_MS), renders
-// with textContent only (fleet input is never parsed as markup) and keeps bounded history, so a page left
+// The fleet page: takes its updates from the admin event stream (server-sent events, at most one frame a second)
+// and polls the admin API instead (at most one request of each kind in flight, every POLL_MS) while the stream is
+// unavailable, trying the stream again every RETRY_MS. Renders with textContent only (fleet input is never parsed as markup) and keeps bounded history, so a page left
 // open for hours holds its memory flat.
 'use strict';
 (function () {
   const POLL_MS = 2000;
+  const RETRY_MS = 30000; // after a stream failure, how long the page polls before trying the stream again
+  const EVENTS = '/admin/dynamo/events';
   const HISTORY = 120; // trend points kept (4 minutes at the poll rate)
   const LATEST = 25; // decisions shown
   const history = [];
   let last = null; // the previous totals, for per-second rates
   let busy = false;
   let selected = null;
+  let transport = 'none'; // 'sse' while the event stream delivers, 'poll' otherwise
+  let pollTimer = null;
+  let source = null;
+  const received = { frames: 0, chars: 0 }; // stream frames and their characters so far (two numbers, flat)
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -168,18 +175,22 @@
     return v === null ? '-' : Math.round(v * 100) / 100;
   }
 
+  function render(ranks, workers, decisions) {
+    const active = new Map(); // active sequences per rank: absent until the router tracks them
+    renderRanks(ranks, active);
+    renderWorkers(workers);
+    renderQuality(decisions.totals, Date.now());
+    renderDecisions(decisions.decisions);
+    setStatus('updated ' + new Date().toISOString().substring(11, 19) + ' UTC over ' + transport, false);
+  }
+
   async function poll() {
     if (busy) return;
     busy = true;
     try {
       const [ranks, workers, decisions] = await Promise.all([get('/admin/dynamo/ranks'),
         get('/admin/dynamo/workers'), get('/admin/dynamo/decisions?limit=' + LATEST)]);
-      const active = new Map(); // active sequences per rank: absent until the router tracks them
-      renderRanks(ranks, active);
-      renderWorkers(workers);
-      renderQuality(decisions.totals, Date.now());
-      renderDecisions(decisions.decisions);
-      setStatus('updated ' + new Date().toISOString().substring(11, 19) + ' UTC', false);
+      render(ranks, workers, decisions);
     } catch (e) {
       setStatus(String(e.message || e), true);
     } finally {
@@ -187,19 +198,62 @@
     }
   }
 
+  function startPolling() {
+    transport = 'poll';
+    if (pollTimer === null) pollTimer = setInterval(poll, POLL_MS);
+  }
+
+  // One stream at a time; any failure (refused, server gone, stream ended by a reload) closes it and polls until
+  // the next try, so the page never stops updating and never holds more than one connection for events.
+  function listen() {
+    if (!window.EventSource) {
+      startPolling();
+      return;
+    }
+    const streamed = {}; // a new stream's first frame carries every part
+    source = new EventSource(EVENTS);
+    source.onmessage = (ev) => {
+      if (pollTimer !== null) {
+        clearInterval(pollTimer);
+        pollTimer = null;
+      }
+      transport = 'sse';
+      try {
+        // A frame holds only the parts that changed since the stream's previous one: keep the others.
+        received.frames++;
+        received.chars += ev.data.length;
+        const f = JSON.parse(ev.data);
+        for (const k of ['ranks', 'workers', 'decisions']) if (f[k] !== undefined) streamed[k] = f[k];
+        if (streamed.ranks && streamed.workers && streamed.decisions) {
+          render(streamed.ranks, streamed.workers, streamed.decisions);
+        }
+      } catch (e) {
+        setStatus(String(e.message || e), true);
+      }
+    };
+    source.onerror = () => {
+      source.close();
+      source = null;
+      startPolling();
+      setTimeout(listen, RETRY_MS);
+    };
+  }
+
   document.addEventListener('DOMContentLoaded', () => {
     document.querySelector('#decisions tbody').addEventListener('click', (ev) => {
       const tr = ev.target.closest('tr');
       if (tr && tr.dataset.id) showDetail(tr.dataset.id).catch((e) => setStatus(String(e.message || e), true));
     });
-    poll();
-    setInterval(poll, POLL_MS);
+    poll(); // the first view at once; the stream's first frame follows within a second
+    listen();
   });
 
-  // For the browser tests: one more poll round now, and the sizes that must stay bounded however long the page
+  // For the browser tests: one more poll round now, the transport updates arrive over ('sse' or 'poll'), and the sizes that must stay bounded however long the page
   // stays open (trend points and the document's element count).
   window.continuumFleetPage = Object.freeze({
     poll: poll,
+    transport: () => transport,
+    received: () => ({ frames: received.frames, chars: received.chars }),
     sizes: () => ({ history: history.length, elements: document.getElementsByTagName('*').length }),
   });
 })();

@@ -14,12 +14,14 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -217,6 +219,11 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             in.respond(OpenAiErrors.internalError());
             return;
         }
+        StreamedBody stream = res.stream();
+        if (stream != null) {
+            startStream(in, res, stream);
+            return;
+        }
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                 HttpResponseStatus.valueOf(res.status()), Unpooled.wrappedBuffer(res.body()));
         for (Map.Entry<String, String> h : res.headers().entrySet()) {
@@ -225,6 +232,31 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, res.contentType())
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, res.body().length);
         in.respond(r);
+    }
+
+    /**
+     * A streamed local answer: the head now, the body as the route writes it, and the connection closed after it
+     * (the stream may last hours; nothing pipelined behind it should wait that long). It is the connection's relay
+     * while it runs, so a client close ends it, and a shutdown ends it too.
+     */
+    private void startStream(Inflight in, LocalResponse res, StreamedBody stream) {
+        in.releaseRequest();
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(res.status()));
+        for (Map.Entry<String, String> h : res.headers().entrySet()) {
+            head.headers().set(h.getKey(), h.getValue());
+        }
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, res.contentType())
+                .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED)
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        ctxOrThrow().writeAndFlush(head);
+        ChannelStreamSink sink = new ChannelStreamSink(channel(), last -> complete(in, res.status(), true, last));
+        relay = sink;
+        try {
+            stream.start(sink);
+        } catch (RuntimeException e) {
+            log.warn("local stream {} failed to start", LogSafe.escape(in.path), e);
+            sink.end();
+        }
     }
 
     // ---------------------------------------------------------------- completion
@@ -336,6 +368,9 @@ final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
         if (evt == ShutdownEvent.INSTANCE) {
             closeAfterCurrent = true;
+            if (relay instanceof ChannelStreamSink stream) {
+                stream.end(); // a stream never ends by itself: the drain would wait out its grace period
+            }
             if (idle()) {
                 ctx.close();
             }
