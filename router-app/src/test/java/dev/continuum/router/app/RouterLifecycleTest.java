@@ -43,14 +43,14 @@ class RouterLifecycleTest {
             "Dynamo discovery", "event bus supervisor", "kv_cache_index sources", "NATS connection",
             "load supervisor",
             "load following discovery",
-            "picker upkeep", "KvIndexWriter", "kv supervisor", "kv-events following discovery", "kv routing",
+            "picker upkeep", "replica sync", "KvIndexWriter", "kv supervisor", "kv-events following discovery", "kv routing",
             "broker coverage reporter", "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",
             "continuum-config-reload", "continuum-picker-upkeep", "continuum-kv-artifacts-", "continuum-kv-events-",
             "continuum-kv-sources-", "continuum-kv-warm-up", "kv-supervisor-", "kv-index-writer", "event-bus-supervisor-", "continuum-event-bus-",
-            "broker-coverage-", "continuum-nats-");
+            "broker-coverage-", "continuum-nats-", "continuum-replica-sync", "admin-fleet-events");
 
     @TempDir
     Path dir;
