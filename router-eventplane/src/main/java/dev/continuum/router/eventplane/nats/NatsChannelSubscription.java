@@ -42,6 +42,8 @@ public final class NatsChannelSubscription implements NatsTap {
     /** Messages handed to the event loop and not yet delivered. */
     public static final int MAX_QUEUED = 4096;
     private static final java.time.Duration FLUSH_TIMEOUT = java.time.Duration.ofSeconds(2);
+    /** How long the server waits for an acknowledgement before it delivers a durable's message again. */
+    static final java.time.Duration ACK_WAIT = java.time.Duration.ofSeconds(5);
     private static final String KV_EVENTS = "kv-events";
     /** A durable consumer without a subscriber for this long is deleted by the server. */
     static final java.time.Duration DURABLE_IDLE_LIMIT = java.time.Duration.ofHours(1);
@@ -171,6 +173,9 @@ public final class NatsChannelSubscription implements NatsTap {
         }
         ConsumerConfiguration consumer = ConsumerConfiguration.builder().durable(durable).filterSubject(subject)
                 .deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.Explicit).maxAckPending(MAX_QUEUED)
+                // An acknowledgement lost with a stopping connection would hold its message back for the server's
+                // default 30 s; redelivered sooner, a message applied already is dropped by the kv-events cursor.
+                .ackWait(ACK_WAIT)
                 // Publisher IDs change per incarnation: a durable nobody reads is removed by the server.
                 .inactiveThreshold(DURABLE_IDLE_LIMIT).build();
         PushSubscribeOptions options = PushSubscribeOptions.builder().stream(js.kvEventsStream())
@@ -250,6 +255,8 @@ public final class NatsChannelSubscription implements NatsTap {
             if (!stopping) {
                 receiver.onMessage(frames);
                 acknowledge(m, durable);
+            } else if (durable) {
+                m.nak(); // not applied: the server gives it to the next reader of the durable at once
             }
         });
     }
