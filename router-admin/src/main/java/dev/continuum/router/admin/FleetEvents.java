@@ -17,9 +17,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -99,11 +99,17 @@ public final class FleetEvents implements AdminRoute.Handler {
         this.parts = new LinkedHashMap<>(parts);
         this.period = period;
         this.maxStreams = maxStreams;
-        this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "admin-fleet-events");
-            t.setDaemon(true); // idle while no stream is open; a stopping server ends the streams
+            t.setDaemon(true); // a stopping server ends the streams
             return t;
         });
+        // The thread lives only while streams are open: idle for a second, it ends (nothing owns a stop for it, and a
+        // router that closes must leave no thread behind).
+        executor.setKeepAliveTime(1, TimeUnit.SECONDS);
+        executor.allowCoreThreadTimeOut(true);
+        executor.setRemoveOnCancelPolicy(true);
+        this.ticker = executor;
         Gauge.builder(STREAMS, open, AtomicInteger::get).description("Open fleet event streams (admin SSE)")
                 .register(registry);
         dataFrames = Counter.builder(FRAMES).tag("kind", "data")
