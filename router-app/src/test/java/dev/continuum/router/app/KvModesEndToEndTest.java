@@ -103,11 +103,17 @@ class KvModesEndToEndTest {
         assertThat(modes()).isEqualTo("dynamo=precise/kv_events");
 
         String prefix = words(2, 900);
-        long first = worker(chat(prefix + " question 0", false));
-        // Back to back, within one kv_metrics interval: the ledger charges each dispatch only what it adds to the
-        // rank (the blocks after the prefix it holds), so the requests before never outweigh the overlap.
+        HttpResponse<String> answer = chat(prefix + " question 0", false);
+        long first = worker(answer);
+        String previous = decision(answer);
+        // Back to back, within one kv_metrics interval: a finished turn no longer counts on its rank (the ledger's
+        // unanswered dispatches count only while active), so the turn before never outweighs the overlap.
         for (int i = 1; i <= 3; i++) {
-            assertThat(worker(chat(prefix + " question " + i, false))).as("request %d", i).isEqualTo(first);
+            answer = chat(prefix + " question " + i, false);
+            String record = decision(answer);
+            assertThat(worker(answer)).as("request %d: %s%nthe request before: %s", i, record, previous)
+                    .isEqualTo(first);
+            previous = record;
         }
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(metric("continuum_dynamo_kv_predicted_blocks_total", "result=\"confirmed\"")).isPositive());
@@ -282,6 +288,12 @@ class KvModesEndToEndTest {
     private static long worker(HttpResponse<String> r) {
         return Long.parseUnsignedLong(r.headers().firstValue("x-continuum-worker-instance-id")
                 .orElseThrow(() -> new AssertionError("no disclosed worker: " + r.headers().map())));
+    }
+
+    /** The decision record of a routed response, for an assertion's message. */
+    private String decision(HttpResponse<String> r) throws Exception {
+        String id = r.headers().firstValue("x-continuum-decision-id").orElse(null);
+        return id == null ? "(no decision id)" : get("/admin/dynamo/decisions/" + id);
     }
 
     private String get(String path) throws Exception {

@@ -29,13 +29,16 @@ final class LoadCosts {
 
     /**
      * A phase's backlog from the three sources the pickers have (docs/kv-routing.md, "The formula"): the fresh
-     * sample's counter plus the dispatches no sample answered yet (the ledger), or this router's active sequences
-     * on the rank, whichever is larger. Each source is a lower bound on what the rank holds: the sample lags the
-     * dispatches, the active sequences omit other routers' requests; their sum would count the same requests
-     * twice.
+     * sample's counter plus the dispatches no sample answered yet (the ledger) that are still active, or this
+     * router's active sequences on the rank, whichever is larger. Each source is a lower bound on what the rank
+     * holds: the sample lags the dispatches, the active sequences omit other routers' requests; their sum would
+     * count the same requests twice. The ledger alone would also count a request that came and went between two
+     * samples until the next one, charging a rank for work it has finished (the rank a conversation's next turn
+     * should go to, typically): the unanswered dispatches still running are at most the active ones.
      */
     static long backlog(long sampled, long unanswered, long active) {
-        return Math.max(add(magnitude(sampled), magnitude(unanswered)), magnitude(active));
+        long running = Math.min(magnitude(unanswered), magnitude(active));
+        return Math.max(add(magnitude(sampled), running), magnitude(active));
     }
 
     /** {@code a + b} for non-negative operands, {@link Long#MAX_VALUE} when the sum does not fit. */

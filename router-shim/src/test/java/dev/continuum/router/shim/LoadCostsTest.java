@@ -100,4 +100,21 @@ class LoadCostsTest {
         assertThat(LoadCosts.add(Long.MAX_VALUE - 2, 1)).isEqualTo(Long.MAX_VALUE - 1);
         assertThat(LoadCosts.magnitude(-1L)).isEqualTo(Long.MAX_VALUE);
     }
+
+    @Test
+    void theBacklogCountsUnansweredDispatchesOnlyWhileTheyAreActive() {
+        // A burst no sample shows yet: all of it counts, once.
+        assertThat(LoadCosts.backlog(0, 1_000, 1_000)).isEqualTo(1_000);
+        // A request that came and went between two samples: nothing is left of it on the rank.
+        assertThat(LoadCosts.backlog(0, 1_000, 0)).isZero();
+        // Earlier requests the sample shows and still active, plus newer ones it does not show yet.
+        assertThat(LoadCosts.backlog(800, 200, 1_000)).isEqualTo(1_000);
+        // Other routers' requests in the sample, this router's newest on top.
+        assertThat(LoadCosts.backlog(5_000, 200, 200)).isEqualTo(5_200);
+        // Never below what this router alone has running there.
+        assertThat(LoadCosts.backlog(0, 0, 700)).isEqualTo(700);
+        // Out-of-range counters stay the largest backlog.
+        assertThat(LoadCosts.backlog(-1L, 0, 0)).isEqualTo(Long.MAX_VALUE);
+        assertThat(LoadCosts.backlog(Long.MAX_VALUE, -1L, -1L)).isEqualTo(Long.MAX_VALUE);
+    }
 }
