@@ -175,6 +175,7 @@ for run in $(seq 1 "$RUNS"); do
       (sleep "$KILL_NATS_AT"; kill -9 "${PID[nats-$n-$run]}" 2>/dev/null;
        echo "bench/replicas.sh: nats-server killed at ${KILL_NATS_AT}s" >&2; sleep "$NATS_DOWN";
        nats-server -a 127.0.0.1 -p "$nats_port" -js -sd "$dir/nats" >"$dir/nats-again.log" 2>&1 &
+       echo $! >"$dir/nats-again.pid"
        echo "bench/replicas.sh: nats-server restarted" >&2; sleep 2;
        for i in $(seq 1 "$n"); do
          curl -s -H "authorization: Bearer replay" "http://127.0.0.1:$((base + 10 + i))/admin/dynamo/replicas" \
@@ -209,6 +210,8 @@ for run in $(seq 1 "$RUNS"); do
     grep '^balancer: ' "$work/balancer-$n-$run.log" | sed "s/^/  $n replicas, run $run: /" >&2 || true
     for i in $(seq 1 "$n"); do kill "${PID[router-$n-$run-$i]}" 2>/dev/null || true; done
     kill "${PID[nats-$n-$run]}" 2>/dev/null || true
+    # The nats-server restarted by the kill above is not this shell's child: stopped by its recorded pid.
+    [ -f "$dir/nats-again.pid" ] && kill "$(cat "$dir/nats-again.pid")" 2>/dev/null || true
     pkill_pids=$(jobs -p); for p in $pkill_pids; do wait "$p" 2>/dev/null || true; done
     [ -f "$dir/sync-metrics.txt" ] && sed "s/^/  $n replicas, run $run: /" "$dir/sync-metrics.txt" >&2
   done

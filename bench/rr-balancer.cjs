@@ -1,14 +1,16 @@
 // A round-robin HTTP balancer for bench/replicas.sh: each request (chat completions and admin calls alike) goes
 // to the next router replica in turn, its body and answer (SSE included) streamed through unchanged.
 //
-// Like nginx's proxy_next_upstream (error), a request whose replica refused or reset the connection before any
-// byte of the answer reached the client is sent to the next replica, and that replica is skipped for a second
-// (a passive health check), so killing a replica mid-replay shows what its peers do, not a balancer artefact. Once
-// the answer has started nothing can be retried: such a request fails with the replica that was serving it.
+// Like nginx's proxy_next_upstream (error, non_idempotent), a request whose replica refused or reset the
+// connection before any byte of the answer reached the client is sent to the next replica, and that replica is
+// skipped for a second (a passive health check), so killing a replica mid-replay shows what its peers do, not a
+// balancer artefact. Once the answer has started nothing can be retried: such a request fails with the replica
+// that was serving it ("in flight").
 //
 // Every request is attributed to the replica whose answer the client got: on SIGTERM the balancer prints one
-// line per upstream port, "balancer: upstream PORT served N, status S count ..., retried away R, failed in
-// flight F", and one line per failure as it happens: "balancer: failed PORT in-flight|no-upstream CODE".
+// line per upstream port, "balancer: upstream PORT served N, status S count ..., retried away R (refused A, reset
+// before an answer B), failed in flight F", and one line per failure as it happens ("balancer: failed PORT
+// in-flight CODE", "balancer: failed - no-upstream ..."), and the first error answers of each replica.
 //   [READY_FILE=PATH] node bench/rr-balancer.cjs LISTEN_PORT UPSTREAM_PORT...
 const fs = require("fs");
 const http = require("http");
@@ -17,7 +19,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
 const RETRYABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ECONNABORTED", "EHOSTUNREACH"]);
 const SKIP_MS = 1000;
 let next = 0;
-const stats = new Map(upstreams.map((p) => [p, { served: 0, status: {}, retriedAway: 0, failedInFlight: 0, errorsLogged: 0 }]));
+const stats = new Map(upstreams.map((p) => [p, { served: 0, status: {}, retriedAway: 0, retried: { refused: 0, reset: 0 }, failedInFlight: 0, errorsLogged: 0 }]));
 const downUntil = new Map();
 let failedNoUpstream = 0;
 
@@ -68,6 +70,9 @@ function forward(req, res, body, tried) {
     } else if (!res.headersSent && RETRYABLE.has(e.code)) {
       downUntil.set(port, Date.now() + SKIP_MS);
       s.retriedAway++;
+      // Refused: the replica never saw it. Reset: it had the request and died before answering (the work it
+      // started is lost; retried like nginx's proxy_next_upstream error non_idempotent, as the client got nothing).
+      s.retried[e.code === "ECONNREFUSED" ? "refused" : "reset"]++;
       forward(req, res, body, tried);
     } else {
       inFlight(port, e.code || String(e), res);
@@ -97,7 +102,7 @@ function inFlight(port, code, res) {
 const readyFile = process.env.READY_FILE;
 let ready = !readyFile;
 
-http.createServer((req, res) => {
+const server = http.createServer((req, res) => {
   if (!ready && !(ready = fs.existsSync(readyFile))) {
     res.writeHead(503, { "content-type": "text/plain" });
     res.end("replicas not ready\n");
@@ -106,12 +111,19 @@ http.createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => forward(req, res, Buffer.concat(chunks), new Set()));
-}).listen(listenPort, "127.0.0.1", () => console.log(`balancer on ${listenPort} over ${upstreams.join(", ")}`));
+});
+// Node closes an idle client connection after 5 s by default; a client reusing it at that moment gets a reset
+// for a request no replica saw (a 3-replica run lost 3 requests that way). Idle connections stay open as long as
+// the routers', and a streamed answer has no deadline here.
+server.keepAliveTimeout = 10 * 60 * 1000;
+server.headersTimeout = server.keepAliveTimeout + 1000;
+server.requestTimeout = 0;
+server.listen(listenPort, "127.0.0.1", () => console.log(`balancer on ${listenPort} over ${upstreams.join(", ")}`));
 process.on("SIGTERM", () => {
   for (const [port, s] of stats) {
     const status = Object.entries(s.status).map(([k, v]) => `${k} ${v}`).join(", ");
-    console.log(`balancer: upstream ${port} served ${s.served}, status ${status || "-"}, retried away ${s.retriedAway},` +
-      ` failed in flight ${s.failedInFlight}`);
+    console.log(`balancer: upstream ${port} served ${s.served}, status ${status || "-"}, retried away ${s.retriedAway}` +
+      ` (refused ${s.retried.refused}, reset before an answer ${s.retried.reset}), failed in flight ${s.failedInFlight}`);
   }
   console.log(`balancer: failed without an upstream ${failedNoUpstream}`);
   process.exit(0);
