@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: NATS callbacks only check a message's size and queue it (bounded); the sequence drainer only queues
  * its events ({@link OwnStream}); one sync thread does everything else every {@code batch_interval}, so no state
- * here is shared and nothing on the request path waits for NATS. With NATS away, the picker keeps its own view
+ * here is shared and nothing on the request path waits for NATS. The sync thread runs only while
+ * {@code dynamo.replicas.enabled}: a reload that turns sync on starts it, one that turns it off leaves the group
+ * and stops it (session bindings without sync need no thread: see {@link SessionBindings}). With NATS away, the picker keeps its own view
  * (peers time out within {@code peer_timeout}); when NATS returns, every peer is asked for a fresh snapshot.
  */
 public final class ReplicaSync extends StartStopSupport implements NatsTap {
@@ -67,16 +69,22 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
     private volatile int syncedPeers;
     private volatile int resyncingPeers;
 
+    /** Guards starting and stopping the sync thread ({@link #executor}) and {@link #running}. */
+    private final Object threadLock = new Object();
+    /** Between start and stop: whether an enabled config may have a sync thread. */
+    private boolean running;
+    private volatile @Nullable ScheduledExecutorService executor;
+    // The connection as NATS last reported it (callbacks write, the sync thread reads).
+    private volatile @Nullable Connection connection;
+    private volatile @Nullable Dispatcher dispatcher;
+    private volatile boolean connected;
+
     // Sync-thread owned.
-    private @Nullable ScheduledExecutorService executor;
     private @Nullable ScheduledFuture<?> ticking;
     private @Nullable ReplicasConfig active;
     private @Nullable AutoCloseable listening;
-    private @Nullable Connection connection;
-    private @Nullable Dispatcher dispatcher;
     private final List<Subscription> subscriptions = new ArrayList<>();
     private @Nullable String inbox;
-    private boolean connected;
     private boolean lossLogged;
     private long lastHeartbeat;
 
@@ -97,11 +105,25 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         this.generatedId = "r" + HexFormat.of().formatHex(random);
     }
 
-    /** Applies {@code next} from the next tick on (hot reload); any thread. */
+    /**
+     * Applies {@code next} from the next tick on (hot reload); any thread. Turning sync on starts the sync thread
+     * (joined before this returns), turning it off leaves the group and stops the thread.
+     */
     public void apply(ReplicasConfig next) {
         config = Objects.requireNonNull(next, "next");
         sessions.ttl(next.sessionTtl());
-        tasks.add(() -> reschedule(next));
+        synchronized (threadLock) {
+            if (!running) {
+                return; // start applies it
+            }
+            if (!next.enabled()) {
+                stopThread();
+            } else if (executor == null) {
+                startThread(next);
+            } else {
+                tasks.add(() -> reschedule(next));
+            }
+        }
     }
 
     /**
@@ -155,14 +177,13 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
 
     @Override
     protected CompletableFuture<Void> doStart() throws Exception {
-        ScheduledExecutorService e = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "continuum-replica-sync");
-            t.setDaemon(true);
-            return t;
-        });
-        executor = e;
-        // Joined before start returns: the listener sees every dispatch from the first request on.
-        e.submit(() -> reschedule(config)).get(5, TimeUnit.SECONDS);
+        synchronized (threadLock) {
+            running = true;
+            ReplicasConfig c = config;
+            if (c.enabled()) {
+                startThread(c);
+            }
+        }
         nats.register(this);
         return CompletableFuture.completedFuture(null);
     }
@@ -170,31 +191,77 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
     @Override
     protected CompletableFuture<Void> doStop() throws Exception {
         nats.unregister(this);
-        ScheduledExecutorService e = executor;
-        if (e != null) {
-            e.submit(this::leave).get(5, TimeUnit.SECONDS);
-            e.shutdownNow();
+        synchronized (threadLock) {
+            running = false;
+            stopThread();
         }
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** Starts the sync thread and joins the group under {@code c}; joined before it returns. Under the lock. */
+    private void startThread(ReplicasConfig c) {
+        ScheduledExecutorService e = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "continuum-replica-sync");
+            t.setDaemon(true);
+            return t;
+        });
+        executor = e;
+        tasks.clear(); // the state they would set is read from the fields at join
+        try {
+            // The listener sees every dispatch from the first request after this on.
+            e.submit(() -> reschedule(c)).get(5, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            LOG.warn("replica sync: joining the group failed; retried at the next tick: {}", LogSafe.escape(ex));
+            tasks.add(() -> reschedule(c));
+        }
+    }
+
+    /** Leaves the group and stops the sync thread, if it runs. Under the lock. */
+    private void stopThread() {
+        ScheduledExecutorService e = executor;
+        if (e == null) {
+            return;
+        }
+        try {
+            e.submit(() -> {
+                leave();
+                ticking = null;
+                active = null;
+            }).get(5, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            LOG.warn("replica sync: leaving the group failed: {}", LogSafe.escape(ex));
+        }
+        executor = null;
+        e.shutdownNow();
+        tasks.clear();
+        inbound.clear();
+        inboundCount.set(0);
     }
 
     // ------------------------------------------------------------------ NATS callbacks (never block)
 
     @Override
     public void attach(Connection c, Dispatcher d) {
-        tasks.add(() -> {
-            connection = c;
-            dispatcher = d;
-            connected = true;
+        connection = c;
+        dispatcher = d;
+        connected = true;
+        whileSyncing(() -> {
             subscribe();
             peers.resyncAll(ticker.getAsLong());
         });
     }
 
+    /** Queues {@code task} for the sync thread while it runs; without it, the state is read at the next join. */
+    private void whileSyncing(Runnable task) {
+        if (executor != null) {
+            tasks.add(task);
+        }
+    }
+
     @Override
     public void lost() {
-        tasks.add(() -> {
-            connected = false;
+        connected = false;
+        whileSyncing(() -> {
             if (!lossLogged) {
                 lossLogged = true;
                 LOG.warn("replica sync: NATS unreachable; routing on this replica's own view, peers are dropped "
@@ -205,8 +272,8 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
 
     @Override
     public void resumed() {
-        tasks.add(() -> {
-            connected = true;
+        connected = true;
+        whileSyncing(() -> {
             LOG.info("replica sync: NATS is back; asking every peer for a snapshot");
             peers.resyncAll(ticker.getAsLong());
         });
@@ -214,12 +281,10 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
 
     @Override
     public void detached() {
-        tasks.add(() -> {
-            unsubscribe();
-            connection = null;
-            dispatcher = null;
-            connected = false;
-        });
+        connected = false;
+        connection = null;
+        dispatcher = null;
+        whileSyncing(this::unsubscribe); // the connection closes with its subscriptions
     }
 
     private void receive(Message m) {
@@ -341,11 +406,7 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
         ReplicasConfig c = active;
         long now = ticker.getAsLong();
         if (c == null || !c.enabled() || listening == null) {
-            if (now - lastHeartbeat >= ReplicasConfig.DEFAULT_HEARTBEAT.toNanos()) {
-                lastHeartbeat = now;
-                sessions.sweep();
-            }
-            return;
+            return; // the thread is being stopped
         }
         for (Inbound in = inbound.poll(); in != null; in = inbound.poll()) {
             inboundCount.decrementAndGet();

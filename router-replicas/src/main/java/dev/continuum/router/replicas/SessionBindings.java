@@ -20,10 +20,16 @@ import org.jspecify.annotations.Nullable;
  * a quarter of the TTL, which is also when a bind event is sent to peers). Peers' bind events land in the same
  * table, so every replica sends a session's turns to the same rank; the last bind wins. A rank that left or
  * stalled is not taken by the picker: the turn is picked as usual and the session rebinds there.
+ *
+ * <p>Expired bindings are never used; they are forgotten by the sync thread's sweep every heartbeat while sync
+ * runs, and otherwise (no sync thread) when the table is full and a new session comes, at most once per
+ * {@link #FULL_SWEEP_INTERVAL_NANOS}, so the table never needs a thread of its own.
  */
 final class SessionBindings implements SessionAffinity {
     /** Sessions bound at once (own and peers'); past it a new session is not bound, counted. */
     static final int MAX_SESSIONS = 65_536;
+    /** A full table is swept for expired bindings at most this often from the picking thread. */
+    static final long FULL_SWEEP_INTERVAL_NANOS = 1_000_000_000L;
 
     private record Binding(SampleKey rank, long boundAt, long expiresAt, boolean own) {
     }
@@ -32,16 +38,21 @@ final class SessionBindings implements SessionAffinity {
     private final LongSupplier ticker;
     private final Consumer<SyncEvent.Bind> publish;
     private final AtomicLong unbound = new AtomicLong();
+    private final AtomicLong lastFullSweep;
     private volatile long ttlNanos;
 
     SessionBindings(LongSupplier ticker, Consumer<SyncEvent.Bind> publish) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.publish = Objects.requireNonNull(publish, "publish");
+        this.lastFullSweep = new AtomicLong(ticker.getAsLong() - FULL_SWEEP_INTERVAL_NANOS);
     }
 
     /** {@code session_ttl}; zero turns affinity off (and forgets every binding at the next sweep). */
     void ttl(java.time.Duration ttl) {
         ttlNanos = ttl.toNanos();
+        if (ttlNanos <= 0) {
+            table.clear();
+        }
     }
 
     @Override
@@ -65,13 +76,25 @@ final class SessionBindings implements SessionAffinity {
                 && b.rank().worker().equals(decode.worker())) {
             return; // fresh enough: no write, no event
         }
-        if (b == null && table.size() >= MAX_SESSIONS) {
+        if (b == null && table.size() >= MAX_SESSIONS && !sweptRoom(now)) {
             unbound.incrementAndGet();
             return;
         }
         SampleKey rank = new SampleKey(decode.worker(), decode.dpRank());
         table.put(session, new Binding(rank, now, now + ttl, true));
         publish.accept(new SyncEvent.Bind(session, rank, ttl / 1_000_000));
+    }
+
+    /**
+     * A full table: forgets its expired bindings, one caller at most every {@link #FULL_SWEEP_INTERVAL_NANOS}
+     * (the others find it full), and answers whether there is room now.
+     */
+    private boolean sweptRoom(long now) {
+        long last = lastFullSweep.get();
+        if (now - last >= FULL_SWEEP_INTERVAL_NANOS && lastFullSweep.compareAndSet(last, now)) {
+            sweep();
+        }
+        return table.size() < MAX_SESSIONS;
     }
 
     /** A peer's bind event (sync thread). */

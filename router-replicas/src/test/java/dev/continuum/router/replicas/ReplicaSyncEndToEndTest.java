@@ -20,6 +20,7 @@ import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SelectionReason;
 import dev.continuum.router.shim.SessionAffinity;
 import dev.continuum.router.testing.NatsServerExtension;
+import dev.continuum.router.testing.NpmFixtures;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -222,5 +223,85 @@ class ReplicaSyncEndToEndTest {
                 + c.sync.metrics().resyncCount(ReplicaMetrics.Resync.RECONNECT)).isGreaterThanOrEqualTo(2);
         System.out.printf("views equal %d ms after nats-server restarted%n",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - back));
+    }
+
+    /**
+     * The wire format against a second implementation: node's NATS client with a decoder written from
+     * docs/replicas.md (test-fixtures/npm/nats/replica-observer.mjs) reads the same messages off the same
+     * nats-server as replica b, joins late through its own snapshot request (encoded by node), and must end with
+     * what b's picker counts for a: per rank, the prefill tokens, blocks and sequences; a's batch number and epoch;
+     * a's session binding.
+     */
+    @Test
+    void anIndependentNodeReaderFoldsTheStreamIntoTheSameStateAsAPeer() throws Exception {
+        Replica a = new Replica("a");
+        Replica b = new Replica("b");
+        a.dispatch(6);
+        a.open.get(0).dispatch().firstToken();
+        a.end(2);
+        Selection turn = a.turn("session-1");
+
+        Process node = new ProcessBuilder("node", NpmFixtures.setDirectory("nats").resolve("replica-observer.mjs")
+                .toString(), NATS.url(), "g").redirectErrorStream(true).start();
+        java.util.concurrent.atomic.AtomicReference<String> latest = new java.util.concurrent.atomic.AtomicReference<>("");
+        Thread reader = new Thread(() -> {
+            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(node.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                    latest.set(line);
+                }
+            } catch (java.io.IOException e) {
+                latest.set("read failed: " + e);
+            }
+        }, "node-observer-reader");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            NpmFixtures.nodeModules("nats");
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            // Batches after the snapshot: applied on top of it, in order.
+            within(Duration.ofSeconds(20), () -> assertThat(json.readTree(latest.get()).path("replicas").path("a")
+                    .path("synced").asBoolean()).as(latest.get()).isTrue());
+            a.dispatch(3);
+            a.open.get(a.open.size() - 1).dispatch().firstToken();
+            a.end(1);
+
+            within(Duration.ofSeconds(20), () -> {
+                com.fasterxml.jackson.databind.JsonNode state = json.readTree(latest.get());
+                assertThat(state.path("errors")).as(latest.get()).isEmpty();
+                com.fasterxml.jackson.databind.JsonNode seen = state.path("replicas").path("a");
+                assertThat(seen.path("sequences").asInt()).isEqualTo(a.sync.own().sequences()).isEqualTo(6);
+                PeerView peer = b.sync.peers().stream().filter(p -> p.replica().equals("a")).findFirst()
+                        .orElse(null);
+                assertThat(peer).as("b follows a").isNotNull();
+                assertThat(seen.path("seq").asLong()).isEqualTo(peer.lastSeq()).isEqualTo(a.sync.own().lastSeq());
+                assertThat(seen.path("epoch").asText()).isEqualTo(Long.toUnsignedString(peer.epoch()));
+                for (SampleKey rank : List.of(RANK, RANK2)) {
+                    com.fasterxml.jackson.databind.JsonNode r = seen.path("ranks").path(key(rank));
+                    assertThat(r.path("tokens").asLong()).as(key(rank))
+                            .isEqualTo(b.picking.activeSequences().activePrefillTokens(rank));
+                    assertThat(r.path("blocks").asLong()).as(key(rank))
+                            .isEqualTo(b.picking.activeSequences().activeBlocks(rank));
+                    assertThat(r.path("sequences").asInt()).as(key(rank))
+                            .isEqualTo(b.picking.activeSequences().activeSequences(rank));
+                }
+                assertThat(state.path("bindings").path("session-1").asText()).isEqualTo(key(
+                        new SampleKey(turn.decode().worker(), turn.decode().dpRank())));
+                assertThat(state.path("replicas").path("b").path("sequences").asInt()).isZero();
+            });
+            // Something was counted: the comparison is not of two empty views.
+            assertThat(b.counted()).isEqualTo(6);
+            assertThat(b.prefillTokens()).isPositive();
+        } finally {
+            node.getOutputStream().close();
+            if (!node.waitFor(10, TimeUnit.SECONDS)) {
+                node.destroyForcibly();
+            }
+        }
+    }
+
+    private static String key(SampleKey rank) {
+        return rank.worker().namespace() + "/" + Long.toUnsignedString(rank.worker().instanceId()) + "/"
+                + rank.dpRank();
     }
 }

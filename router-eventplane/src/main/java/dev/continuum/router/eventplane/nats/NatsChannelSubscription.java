@@ -42,8 +42,6 @@ public final class NatsChannelSubscription implements NatsTap {
     /** Messages handed to the event loop and not yet delivered. */
     public static final int MAX_QUEUED = 4096;
     private static final java.time.Duration FLUSH_TIMEOUT = java.time.Duration.ofSeconds(2);
-    /** How long the server waits for an acknowledgement before it delivers a durable's message again. */
-    static final java.time.Duration ACK_WAIT = java.time.Duration.ofSeconds(5);
     private static final String KV_EVENTS = "kv-events";
     /** A durable consumer without a subscriber for this long is deleted by the server. */
     static final java.time.Duration DURABLE_IDLE_LIMIT = java.time.Duration.ofHours(1);
@@ -173,9 +171,10 @@ public final class NatsChannelSubscription implements NatsTap {
         }
         ConsumerConfiguration consumer = ConsumerConfiguration.builder().durable(durable).filterSubject(subject)
                 .deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.Explicit).maxAckPending(MAX_QUEUED)
-                // An acknowledgement lost with a stopping connection would hold its message back for the server's
-                // default 30 s; redelivered sooner, a message applied already is dropped by the kv-events cursor.
-                .ackWait(ACK_WAIT)
+                // dynamo.nats.jetstream.ack_wait: an acknowledgement lost with a stopping connection would hold its
+                // message back for the server's default 30 s; redelivered sooner, a message applied already is
+                // dropped by the kv-events cursor.
+                .ackWait(js.ackWait())
                 // Publisher IDs change per incarnation: a durable nobody reads is removed by the server.
                 .inactiveThreshold(DURABLE_IDLE_LIMIT).build();
         PushSubscribeOptions options = PushSubscribeOptions.builder().stream(js.kvEventsStream())

@@ -89,12 +89,14 @@ public final class NatsSection implements DynamoSection<NatsConfig> {
             return null;
         }
         if (js.kind() != ConfigNode.Kind.MAP) {
-            js.invalid("a map with kv_events_stream and consumer_prefix");
+            js.invalid("a map with kv_events_stream, consumer_prefix and ack_wait");
             return null;
         }
         String stream = name(js.get("kv_events_stream"));
         String prefix = name(js.get("consumer_prefix"));
-        return stream != null && prefix != null ? new NatsJetStreamConfig(stream, prefix) : null;
+        Duration ackWait = js.get("ack_wait").asDuration(NatsJetStreamConfig.DEFAULT_ACK_WAIT,
+                NatsJetStreamConfig.MIN_ACK_WAIT, NatsJetStreamConfig.MAX_ACK_WAIT);
+        return stream != null && prefix != null ? new NatsJetStreamConfig(stream, prefix, ackWait) : null;
     }
 
     private static @Nullable String name(ConfigNode node) {

@@ -43,6 +43,12 @@ class NatsSectionTest {
                 Arguments.of("a client certificate without its key",
                         "{servers: [\"tls://h:1\"], tls: {client_cert: /c.pem}}", "dynamo.nats.tls.client_key: missing"),
                 Arguments.of("a connect timeout below 100ms", "{connect_timeout: 10ms}", "dynamo.nats.connect_timeout"),
+                Arguments.of("an ack wait below a second",
+                        "{jetstream: {kv_events_stream: KV, consumer_prefix: r, ack_wait: 100ms}}",
+                        "dynamo.nats.jetstream.ack_wait"),
+                Arguments.of("an ack wait above ten minutes",
+                        "{jetstream: {kv_events_stream: KV, consumer_prefix: r, ack_wait: 11m}}",
+                        "dynamo.nats.jetstream.ack_wait"),
                 Arguments.of("more than 16 servers", "{servers: [" + "\"nats://h:1\", ".repeat(16) + "\"nats://h:1\"]}",
                         "dynamo.nats.servers: 17 servers"));
     }
@@ -71,6 +77,16 @@ class NatsSectionTest {
         assertThat(c.connectTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(c.reconnectWait()).isEqualTo(Duration.ofMillis(250));
         assertThat(c.enabled()).isTrue();
+    }
+
+    @Test
+    void theAckWaitIsBoundAndDefaultsToFiveSeconds() {
+        NatsConfig set = load("{jetstream: {kv_events_stream: KV, consumer_prefix: r, ack_wait: 30s}}").orThrow()
+                .dynamo().section(SECTION);
+        assertThat(set.jetstream()).isEqualTo(new NatsJetStreamConfig("KV", "r", Duration.ofSeconds(30)));
+        NatsConfig unset = load("{jetstream: {kv_events_stream: KV, consumer_prefix: r}}").orThrow().dynamo()
+                .section(SECTION);
+        assertThat(java.util.Objects.requireNonNull(unset.jetstream()).ackWait()).isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test
