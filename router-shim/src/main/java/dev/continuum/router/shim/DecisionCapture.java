@@ -31,6 +31,7 @@ final class DecisionCapture {
         int bestOverlap = winnerOverlap;
         boolean[] eligible = kv.eligible;
         double[] costs = kv.costs;
+        double bar = p.bar();
         for (int k = 0; k < n; k++) {
             if (!eligible[k]) {
                 continue;
@@ -47,8 +48,9 @@ final class DecisionCapture {
                 }
             }
             double c = costs[k];
-            if (k != winner && !Double.isNaN(c) && p.admits(c)) {
+            if (c < bar && k != winner) {
                 p.offer(k, c);
+                bar = p.bar();
             }
         }
         p.winnerOverlap = winnerOverlap;
@@ -115,15 +117,17 @@ final class DecisionCapture {
     static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch sc, int nParts, int n,
             boolean anyUnstalled, int winner, long est) {
         DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
-        // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone.
-        p.winnerWork = decode ? est : LoadCosts.add(LoadCosts.add(Math.max(0, sc.backlog[winner]), sc.pending[winner]),
-                est);
+        // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
+        // prefill rank's is the backlog its cost used (the larger of sample plus ledger and active sequences).
+        p.winnerWork = decode ? est : LoadCosts.add(usedBacklog(sc, winner), est);
         double[] costs = sc.costs;
         boolean[] stalled = sc.stalled;
+        double bar = p.bar();
         for (int k = 0; k < n; k++) {
             double c = costs[k];
-            if (k != winner && !Double.isNaN(c) && !(anyUnstalled && stalled[k]) && p.admits(c)) {
+            if (c < bar && k != winner && !(anyUnstalled && stalled[k])) { // NaN (no cost) is never below the bar
                 p.offer(k, c);
+                bar = p.bar();
             }
         }
         int slots = p.finish();
@@ -133,7 +137,7 @@ final class DecisionCapture {
             p.sampleBacklog[s] = sc.backlog[k];
             p.ledgerTokens[s] = decode ? 0 : sc.pending[k];
             p.ledgerBlocks[s] = decode ? sc.pending[k] : 0;
-            p.active[s] = -1;
+            p.active[s] = sc.active[k];
             p.overlap[s] = 0;
             p.blockSize[s] = costBlockSize(sc, nParts, k);
             p.credited[s] = 0;
@@ -147,6 +151,11 @@ final class DecisionCapture {
                     : stalled[k] ? DecisionStaging.STALLED
                     : sc.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
         }
+    }
+
+    /** The backlog the load-only cost of candidate {@code k} used, as the picker combined its three sources. */
+    private static long usedBacklog(LoadBasedPicker.Scratch sc, int k) {
+        return LoadCosts.backlog(Math.max(0, sc.backlog[k]), sc.pending[k], Math.max(0, sc.active[k]));
     }
 
     /** Copies the pin of the {@code k}-th candidate of the parts into slot {@code s}. */

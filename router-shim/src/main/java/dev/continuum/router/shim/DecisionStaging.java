@@ -1,5 +1,6 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.shim.decisions.CandidateTerms;
 import dev.continuum.router.shim.decisions.DecisionSettings;
 import org.jspecify.annotations.Nullable;
 
@@ -11,11 +12,11 @@ import org.jspecify.annotations.Nullable;
  * and never copies the terms of a candidate the record will not keep.
  */
 final class DecisionStaging {
+    /** A candidate's state: an index of {@link CandidateTerms#STATES}. */
     static final byte FRESH = 0;
     static final byte QUIET = 1;
     static final byte SILENT = 2;
     static final byte STALLED = 3;
-    static final String[] STATES = {"fresh", "quiet", "silent", "stalled"};
 
     /** Set by the recorder for the pick about to run; pickers capture only while it is set. */
     boolean active;
@@ -87,7 +88,17 @@ final class DecisionStaging {
          * held: the capture's loops ask this before {@link #offer}, so most of a large phase costs one comparison.
          */
         boolean admits(double c) {
-            return others < cap || (cap > 0 && c < offered[0]);
+            return c < bar();
+        }
+
+        /**
+         * The cost a candidate later in the picker's order than every one offered so far must be below to be held:
+         * infinite while the heap has room, the dearest held cost once full (an equal cost later in order ranks
+         * after it), negative infinity when nothing may be held. NaN is never below it. The capture's loops keep
+         * it in a local and refresh it after each {@link #offer}, so a rejected candidate costs one comparison.
+         */
+        double bar() {
+            return others < cap ? Double.POSITIVE_INFINITY : cap > 0 ? offered[0] : Double.NEGATIVE_INFINITY;
         }
 
         /**

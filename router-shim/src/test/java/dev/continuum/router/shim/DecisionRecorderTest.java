@@ -220,6 +220,42 @@ class DecisionRecorderTest {
         assertThat(phase.candidates().get(0).cost()).isGreaterThan(phase.candidates().get(1).cost());
     }
 
+    /**
+     * The load-only prefill cost uses the larger of sample plus ledger and this router's active sequences: the record
+     * shows the active sequences the picker read, and the winner's work for the TTFT prediction is the backlog the
+     * cost used, not the sample and ledger alone.
+     */
+    @Test
+    void aLoadOnlyPrefillPhaseRecordsTheActiveSequencesItsCostUsed() {
+        DynamoSnapshot s = fed(List.of(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL)));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, null, 100L);
+        load.sample(id(3), 0, null, 5_000L);
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), 1_000);
+        Selection first = loadPicker.pick(s, request); // to worker 2, left open: 1,000 active prefill tokens there
+        assertThat(first).isNotNull();
+        assertThat(first.prefill().worker().instanceId()).isEqualTo(2);
+        load.advance(java.time.Duration.ofMillis(1));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, null, 0L); // answers the ledger; the request is still in flight
+        load.sample(id(3), 0, null, 5_000L);
+
+        DecisionRecord r = decide(loadPicker, s, request);
+        first.dispatch().ended();
+        PhaseTerms prefill = r.phases().get(1);
+        assertThat(prefill.phase()).isEqualTo("prefill_load");
+        RankTerms w2 = prefill.candidates().get(0);
+        assertThat(w2.workerId()).isEqualTo(2);
+        assertThat(prefill.winning()).isEqualTo(w2);
+        assertThat(w2.sampleBacklog()).isZero();
+        assertThat(w2.ledgerTokens()).isZero();
+        assertThat(w2.activeSequences()).isEqualTo(1_000);
+        assertThat(prefill.candidates().get(1).activeSequences()).isZero();
+        // Its work: the 1,000 tokens the cost counted ahead of the request, and the request's own 1,000.
+        assertThat(r.ttft()).isNotNull();
+        assertThat(r.ttft().workTokens()).isEqualTo(2_000);
+    }
+
     @Test
     void recordingOffKeepsNothingAndTheStagingStaysIdle() {
         settings.set(new DecisionSettings(false, 16, 64 * 1024));
