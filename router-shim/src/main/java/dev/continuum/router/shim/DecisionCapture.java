@@ -17,7 +17,7 @@ final class DecisionCapture {
     /**
      * A phase the KV formula scored; {@code anyFresh} false means every rank competed without load. Quality, over
      * every candidate: the winner's overlap, the best eligible overlap, and the prompt tokens an eligible candidate
-     * whose load part of the cost ({@link #busy}) is not above the winner's held beyond what the winner held.
+     * no busier than the winner ({@link #busy}: no more prefill work queued) held beyond what the winner held.
      */
     static void kvPhase(DecisionStaging st, KvAwarePicker.Phase phase, LoadBasedPicker.Scratch parts, int nParts,
             int n, KvAwarePicker.KvScratch kv, boolean anyFresh, int winner, double draw, long isl,
@@ -41,9 +41,9 @@ final class DecisionCapture {
             long h = Math.min(isl, (long) ov * Math.max(1, kv.blockSize[k]));
             if (h > bestHeld) {
                 if (Double.isNaN(winnerBusy)) {
-                    winnerBusy = busy(phase, kv, winner, anyFresh, set);
+                    winnerBusy = busy(phase, kv, winner, anyFresh);
                 }
-                if (busy(phase, kv, k, anyFresh, set) <= winnerBusy) {
+                if (busy(phase, kv, k, anyFresh) <= winnerBusy) {
                     bestHeld = h;
                 }
             }
@@ -89,15 +89,16 @@ final class DecisionCapture {
         p.decode[s] = anyFresh ? KvCosts.decode(decodeBacklog(phase, kv, k, anyFresh), isl, bs, ov) : 0;
     }
 
-    /** The load part of candidate {@code k}'s cost: the formula without the request's own blocks. */
-    private static double busy(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh,
-            KvPickerSettings set) {
-        long decodeBacklog = decodeBacklog(phase, kv, k, anyFresh);
-        if (phase == KvAwarePicker.Phase.CONDITIONAL_DECODE) {
-            return decodeBacklog;
-        }
-        return set.prefillLoadScale() * prefillTokens(phase, kv, k, anyFresh) / Math.max(1, kv.blockSize[k])
-                + decodeBacklog;
+    /**
+     * How busy candidate {@code k} was, for the avoidable-token count: the prefill backlog the formula counted, in
+     * tokens (the work a request waits behind before its own prefill starts); under conditional disaggregation,
+     * whose decode rank prefills only what a bypass leaves it, the decode backlog. Not the whole load part of the
+     * cost: with it, a rank with more overlap and no more load always costs less, so at temperature 0 the count
+     * would be 0 by construction and would never show the decode term outweighing a cached prefix.
+     */
+    private static double busy(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
+        return phase == KvAwarePicker.Phase.CONDITIONAL_DECODE ? decodeBacklog(phase, kv, k, anyFresh)
+                : prefillTokens(phase, kv, k, anyFresh);
     }
 
     /**

@@ -148,10 +148,30 @@ class DecisionRecorderTest {
         assertThat(r.bestOverlap()).isEqualTo(6);
         assertThat(r.avoidableTokens()).isEqualTo(6 * BS);
         assertThat(log.totals().avoidableTokens()).isEqualTo(6 * BS);
-        // A busier rank's cache is not counted as avoidable (w1 now also carries its first dispatch's 8 blocks in the
-        // ledger until a newer sample: 18 against 30).
-        load.sample(id(2), 0, 30L, 0L);
+        // A rank with more prefill work queued is busier: its cache is not counted as avoidable (w1 now also carries
+        // its first dispatch's 128 prompt tokens in the ledger until a newer sample: 128 against 320).
+        load.sample(id(2), 0, 10L, 320L);
         assertThat(decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT)).avoidableTokens()).isZero();
+    }
+
+    /**
+     * At temperature 0 a rank holding the prompt can still lose on its decode backlog: with no more prefill work
+     * queued than the winner, what it held counts as avoidable (the trade the formula made, for the operator to see).
+     */
+    @Test
+    void aCachedRankThatLostOnItsDecodeBacklogCountsAvoidableTokens() {
+        // isl 128, bs 16. w1: prefill 0, decode 10, overlap 0: 8 + 10 + 8 = 26.
+        //                 w2: prefill 0, decode 100, overlap 6: max(0, 8 - 6) = 2 + 100 + 2 = 104.
+        DynamoSnapshot s = fed(List.of(worker(NS, 1, AGGREGATED), worker(NS, 2, AGGREGATED)));
+        load.sample(id(1), 0, 10L, 0L);
+        load.sample(id(2), 0, 100L, 0L);
+        index.hold(2, 0, 6);
+        DecisionRecord r = decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT));
+
+        assertThat(r.decodeWorker()).isEqualTo(1);
+        assertThat(Double.isNaN(r.phases().get(0).temperatureDraw())).isTrue();
+        assertThat(r.bestOverlap()).isEqualTo(6);
+        assertThat(r.avoidableTokens()).isEqualTo(6 * BS);
     }
 
     @Test
