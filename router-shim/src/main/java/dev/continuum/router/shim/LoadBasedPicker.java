@@ -213,7 +213,6 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 anyFresh |= hasField;
                 scratch.backlog[k] = hasField ? field : -1;
                 scratch.pending[k] = 0;
-                scratch.active[k] = -1;
                 long backlog;
                 if (hasField) {
                     backlog = field;
@@ -222,12 +221,14 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 } else {
                     costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
                     stalled[k] = false;
+                    scratch.active[k] = -1;
                     continue;
                 }
                 double capacity = ranks.capacity[i];
                 if (Double.isNaN(capacity)) {
                     costs[k] = Double.NaN;
                     stalled[k] = false;
+                    scratch.active[k] = -1;
                     continue;
                 }
                 long lastSample = held ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE;
