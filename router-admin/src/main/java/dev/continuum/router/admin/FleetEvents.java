@@ -1,6 +1,7 @@
 package dev.continuum.router.admin;
 
 import dev.continuum.router.admin.AdminAuthenticator.Verdict;
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.proxy.http.LocalRequest;
 import dev.continuum.router.proxy.http.LocalResponse;
@@ -14,12 +15,12 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,8 +29,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code GET /admin/dynamo/events}: the fleet page's updates as server-sent events. One ticker thread, running only
- * while a stream is open, reads the parts once per period (the JSON the page would otherwise poll) and offers each
+ * {@code GET /admin/dynamo/events}: the fleet page's updates as server-sent events. One ticker thread (owned by the
+ * process's lifecycle, ticking only while a stream is open) reads the parts once per period (the JSON the page would otherwise poll) and offers each
  * stream one frame holding, under their names, the parts that changed since that stream's last frame; a stream whose client is slow has the frame dropped and gets the next,
  * fresher one (coalesced, never queued). A stream gets at most one frame per period, a heartbeat comment when it has
  * had nothing for {@link #HEARTBEAT_TICKS} periods, and ends when its credentials stop being accepted (an admin
@@ -41,6 +42,8 @@ public final class FleetEvents implements AdminRoute.Handler {
     /** The production rate bound: one frame a second. */
     public static final Duration PERIOD = Duration.ofSeconds(1);
     public static final int MAX_STREAMS = 8;
+    /** The ticker thread's name prefix, for the scheduler its owner makes ({@link #ticker}). */
+    public static final String THREADS = "admin-fleet-events";
     static final int HEARTBEAT_TICKS = 15;
     static final String STREAMS = "continuum_admin_event_streams";
     static final String FRAMES = "continuum_admin_event_frames_total";
@@ -61,7 +64,8 @@ public final class FleetEvents implements AdminRoute.Handler {
     private final Set<Stream> streams = ConcurrentHashMap.newKeySet();
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicBoolean partFailureLogged = new AtomicBoolean();
-    private final ScheduledExecutorService ticker;
+    /** The ticker thread's owner: the process's lifecycle starts and stops it ({@link FleetPage#register}). */
+    private final OwnedExecutor ticker;
     private final Counter dataFrames;
     private final Counter heartbeats;
     private final Counter dropped;
@@ -85,31 +89,30 @@ public final class FleetEvents implements AdminRoute.Handler {
     }
 
     /**
-     * @param parts what each frame carries: a name and the admin answer (its JSON body) under that name, in order
+     * The scheduler a router owns for its event streams: one thread, named {@link #THREADS}{@code -N}; a stop drops
+     * the pending tick at once (nothing to finish: the server has ended the streams).
+     */
+    public static OwnedExecutor ticker() {
+        return OwnedExecutor.scheduler(THREADS, Duration.ZERO);
+    }
+
+    /**
+     * @param parts  what each frame carries: a name and the admin answer (its JSON body) under that name, in order
+     * @param ticker the scheduler that runs the ticks, owned (started and stopped) by the caller's lifecycle
      */
     public FleetEvents(AdminAuthenticator authenticator, Map<String, Callable<LocalResponse>> parts,
-                       MeterRegistry registry) {
-        this(authenticator, parts, registry, PERIOD, MAX_STREAMS);
+                       MeterRegistry registry, OwnedExecutor ticker) {
+        this(authenticator, parts, registry, ticker, PERIOD, MAX_STREAMS);
     }
 
     /** Tests only: a faster period and a smaller stream bound. */
     FleetEvents(AdminAuthenticator authenticator, Map<String, Callable<LocalResponse>> parts, MeterRegistry registry,
-                Duration period, int maxStreams) {
+                OwnedExecutor ticker, Duration period, int maxStreams) {
         this.authenticator = authenticator;
         this.parts = new LinkedHashMap<>(parts);
         this.period = period;
         this.maxStreams = maxStreams;
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "admin-fleet-events");
-            t.setDaemon(true); // a stopping server ends the streams
-            return t;
-        });
-        // The thread lives only while streams are open: idle for a second, it ends (nothing owns a stop for it, and a
-        // router that closes must leave no thread behind).
-        executor.setKeepAliveTime(1, TimeUnit.SECONDS);
-        executor.allowCoreThreadTimeOut(true);
-        executor.setRemoveOnCancelPolicy(true);
-        this.ticker = executor;
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
         Gauge.builder(STREAMS, open, AtomicInteger::get).description("Open fleet event streams (admin SSE)")
                 .register(registry);
         dataFrames = Counter.builder(FRAMES).tag("kind", "data")
@@ -148,15 +151,24 @@ public final class FleetEvents implements AdminRoute.Handler {
                 open.decrementAndGet();
             });
             sink.offer(CONNECTED);
-            startTicking();
+            if (!startTicking()) {
+                sink.end(); // the router is stopping: its ticker is gone
+            }
         });
     }
 
-    private synchronized void startTicking() {
-        if (ticking == null) {
+    /** Schedules the ticks unless they run; false when the ticker is not running (before start, after stop). */
+    private synchronized boolean startTicking() {
+        // A stopped ticker cancelled the ticks without telling: schedule again, and learn it refuses.
+        if (ticking == null || ticking.isDone()) {
             long p = period.toNanos();
-            ticking = ticker.scheduleAtFixedRate(this::tick, p, p, TimeUnit.NANOSECONDS);
+            try {
+                ticking = ticker.scheduledExecutor().scheduleAtFixedRate(this::tick, p, p, TimeUnit.NANOSECONDS);
+            } catch (IllegalStateException | RejectedExecutionException e) {
+                return false;
+            }
         }
+        return true;
     }
 
     private synchronized boolean stopIfIdle() {

@@ -1,5 +1,6 @@
 package dev.continuum.router.admin;
 
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.proxy.http.LocalRequest;
 import dev.continuum.router.proxy.http.LocalResponse;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,9 +45,10 @@ public final class FleetPage {
 
     /**
      * Adds the page, its assets and its event stream to {@code admin}, which must already serve the endpoints in
-     * {@link #FRAME_PARTS}; the assets are read once, here.
+     * {@link #FRAME_PARTS}; the assets are read once, here. {@code events} runs the stream's ticks
+     * ({@link FleetEvents#ticker}): the caller's lifecycle starts it before the server and stops it after.
      */
-    public static AdminRoute.Builder register(AdminRoute.Builder admin, MeterRegistry registry) {
+    public static AdminRoute.Builder register(AdminRoute.Builder admin, MeterRegistry registry, OwnedExecutor events) {
         Map<String, Callable<LocalResponse>> parts = new LinkedHashMap<>();
         for (Map.Entry<String, String> p : FRAME_PARTS.entrySet()) {
             int q = p.getValue().indexOf('?');
@@ -57,7 +59,8 @@ public final class FleetPage {
                     null);
             parts.put(p.getKey(), () -> h.handle(get, "events"));
         }
-        admin.endpoint(FleetEvents.PATH, HttpMethod.GET, new FleetEvents(admin.authenticator(), parts, registry));
+        admin.endpoint(FleetEvents.PATH, HttpMethod.GET, new FleetEvents(admin.authenticator(), parts, registry,
+                events));
         LocalResponse page = asset("index.html", "text/html; charset=utf-8");
         LocalResponse script = asset("app.js", "text/javascript; charset=utf-8");
         LocalResponse style = asset("app.css", "text/css; charset=utf-8");

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigSearchPath;
 import dev.continuum.router.core.config.ConfigStore;
+import dev.continuum.router.core.lifecycle.OwnedExecutor;
 import dev.continuum.router.proxy.http.HttpServer;
 import dev.continuum.router.proxy.http.LocalResponse;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -58,6 +59,7 @@ class FleetEventsTest {
     private HttpServer server;
     private ExecutorService blocking;
     private MeterRegistry registry;
+    private OwnedExecutor ticker;
     private int port;
 
     private static String doc(String token) {
@@ -84,7 +86,9 @@ class FleetEventsTest {
         parts.put("fleet", () -> LocalResponse.json(200,
                 "{\"n\":" + counter.incrementAndGet() + ",\"pad\":\"" + "x".repeat(partBytes) + "\"}"));
         parts.put("fixed", () -> LocalResponse.json(200, "{\"same\":true}"));
-        FleetEvents events = new FleetEvents(b.authenticator(), parts, registry, PERIOD, 2);
+        ticker = FleetEvents.ticker();
+        ticker.start().join();
+        FleetEvents events = new FleetEvents(b.authenticator(), parts, registry, ticker, PERIOD, 2);
         AdminRoute admin = b.endpoint(FleetEvents.PATH, io.netty.handler.codec.http.HttpMethod.GET, events).build();
         blocking = Executors.newSingleThreadExecutor();
         server = HttpServer.builder(store.current(), registry).blockingExecutor(blocking)
@@ -102,6 +106,7 @@ class FleetEventsTest {
             server.stop().join();
         }
         blocking.shutdownNow();
+        ticker.stop().join();
     }
 
     /** A raw client of the stream: every line it reads, and whether the server ended the response. */
@@ -176,6 +181,31 @@ class FleetEventsTest {
             assertThat(json.readTree(frame.substring(6)).get("fleet").get("n").asLong()).isPositive();
             assertThat(frame).doesNotContain("\"fixed\"");
         }
+    }
+
+    /**
+     * The ticker is the owner's: its one thread ticks while streams are open, and once the owner stopped it the thread
+     * is gone and a stream opened then ends at once (the server is stopping) instead of waiting for frames.
+     */
+    @Test
+    void theTickerThreadIsTheOwnersToStop() throws Exception {
+        Client c = new Client(AUTH, true);
+        await().atMost(Duration.ofSeconds(20)).until(() -> c.frames() >= 1);
+        assertThat(tickerThreads()).isEqualTo(1);
+        ticker.stop().join();
+        await().atMost(Duration.ofSeconds(20)).until(() -> tickerThreads() == 0);
+        c.socket.close();
+        await().atMost(Duration.ofSeconds(20)).until(() -> gauge() == 0);
+        Client late = new Client(AUTH, true);
+        await().atMost(Duration.ofSeconds(20)).until(late.ended::get);
+        assertThat(late.status()).isEqualTo("HTTP/1.1 200 OK");
+        assertThat(late.lines).contains("0"); // ended, not cut
+        assertThat(late.frames()).isZero();
+    }
+
+    private static long tickerThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith(FleetEvents.THREADS + "-")).count();
     }
 
     @Test

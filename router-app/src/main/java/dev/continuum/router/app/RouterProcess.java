@@ -5,6 +5,7 @@ import dev.continuum.router.admin.AdminRoute;
 import dev.continuum.router.admin.ConfigHistoryEndpoints;
 import dev.continuum.router.admin.DecisionsEndpoint;
 import dev.continuum.router.admin.DynamoWorkersEndpoint;
+import dev.continuum.router.admin.FleetEvents;
 import dev.continuum.router.admin.FleetPage;
 import dev.continuum.router.admin.FleetRanksEndpoint;
 import dev.continuum.router.admin.HealthRoute;
@@ -232,8 +233,10 @@ final class RouterProcess implements AutoCloseable {
         new DecisionsEndpoint(() -> decisions).register(adminRoutes);
         adminRoutes.endpoint(ReplicasEndpoint.PATH, HttpMethod.GET,
                 new ReplicasEndpoint(replicas, () -> replicasConfig(store.current(), sections).enabled()));
+        // The fleet page's event stream ticks on its own thread: started before the server, stopped after it.
+        OwnedExecutor fleetEvents = stack.push(FleetEvents.ticker());
         FleetPage.register(adminRoutes.endpoint(FleetRanksEndpoint.PATH, HttpMethod.GET,
-                new FleetRanksEndpoint(discovery.registry(), load.store())), registry);
+                new FleetRanksEndpoint(discovery.registry(), load.store())), registry, fleetEvents);
         AdminRoute admin = adminRoutes.build();
         // No builder grace: a stop drains for the running config's server.shutdown_grace_period.
         HttpServer server = HttpServer.builder(config, registry)

@@ -4,21 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -28,36 +25,25 @@ import org.junit.jupiter.api.Timeout;
  * The admin fleet page in headless Chromium against the demo's router and its simulated fleet (2 prefill and 2
  * decode workers): decision ids on routed responses, the page loading without a console error, showing the
  * workers, moving as requests are routed, opening a decision's detail, and refused without the admin token. A
- * screenshot per run lands in {@code target/fleet-page/}. Skips, with the reason, only when Chromium cannot run.
+ * screenshot per run lands in {@code target/fleet-page/} ({@link FleetPageFixture}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class FleetPageBrowserTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Map<String, String> ADMIN = Map.of("Authorization", "Bearer demo");
-    private final HttpClient client = HttpClient.newHttpClient();
-    private Demo demo;
+    private static final Map<String, String> ADMIN = FleetPageFixture.ADMIN;
+    private FleetPageFixture fleet;
     private HeadlessChromium browser;
 
     @BeforeAll
     void start() throws Exception {
-        browser = HeadlessChromium.start();
-        Assumptions.assumeTrue(browser != null, () -> "headless chromium cannot run here: " + HeadlessChromium.whyNot);
-        demo = Demo.start(Map.of(), List.of("127.0.0.1:0"), null);
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            JsonNode view = admin("/admin/dynamo/workers");
-            assertThat(view.get("workers")).hasSize(4);
-            view.get("subscriptions").forEach(s -> assertThat(s.get("state").asText()).isEqualTo("connected"));
-        });
+        fleet = FleetPageFixture.start(2, 2, Duration.ofSeconds(30));
+        browser = fleet.browser;
     }
 
     @AfterAll
     void stop() throws Exception {
-        if (browser != null) {
-            browser.close();
-        }
-        if (demo != null) {
-            demo.close();
+        if (fleet != null) {
+            fleet.close();
         }
     }
 
@@ -78,10 +64,10 @@ class FleetPageBrowserTest {
         assertThat(list.get("decisions")).hasSize(2);
         assertThat(list.get("next_before").asText()).isNotEmpty();
         assertThat(list.get("totals").get("recorded").asLong()).isGreaterThanOrEqualTo(3);
-        HttpResponse<String> refused = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+        HttpResponse<String> refused = fleet.client.send(HttpRequest.newBuilder(URI.create(fleet.routerUrl()
                 + "/admin/dynamo/decisions")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(refused.statusCode()).isEqualTo(401);
-        HttpResponse<String> bad = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+        HttpResponse<String> bad = fleet.client.send(HttpRequest.newBuilder(URI.create(fleet.routerUrl()
                 + "/admin/dynamo/decisions?limit=100000")).headers("Authorization", "Bearer demo").build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(bad.statusCode()).isEqualTo(400);
@@ -90,10 +76,8 @@ class FleetPageBrowserTest {
     @Test
     void thePageShowsTheFleetMovesAndOpensADecision() throws Exception {
         route(4);
-        browser.errors.clear();
-        browser.headers(ADMIN);
         long started = System.nanoTime();
-        browser.navigate(demo.routerUrl() + "/admin/ui");
+        fleet.open(ADMIN);
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() ->
                 browser.eval("document.querySelectorAll('#ranks tbody tr').length").asInt() >= 4
                         && browser.eval("document.querySelectorAll('#decisions tbody tr').length").asInt() >= 1);
@@ -121,11 +105,9 @@ class FleetPageBrowserTest {
         long pageBytes = browser.eval("performance.getEntriesByType('navigation')[0].decodedBodySize"
                 + " + performance.getEntriesByType('resource').filter(r => r.name.includes('/admin/ui/'))"
                 + ".reduce((a, r) => a + r.decodedBodySize, 0)").asLong();
-        Path shot = Path.of("target", "fleet-page", "fleet-page-" + Instant.now().toString().replace(':', '-')
-                + ".png");
-        browser.screenshot(shot);
+        Path shot = fleet.screenshot("fleet-page");
         System.out.printf("fleet page: first render %d ms, page and assets %d bytes, screenshot %s%n",
-                renderMillis, pageBytes, shot.toAbsolutePath());
+                renderMillis, pageBytes, shot);
         assertThat(pageBytes).isBetween(1L, 200_000L);
         assertThat(browser.errors).as("console errors").isEmpty();
         assertThat(browser.eval("document.getElementById('status').className").asText()).isEqualTo("status");
@@ -138,9 +120,7 @@ class FleetPageBrowserTest {
     @Test
     void theUpdatesArriveOverServerSentEvents() throws Exception {
         route(2);
-        browser.errors.clear();
-        browser.headers(ADMIN);
-        browser.navigate(demo.routerUrl() + "/admin/ui");
+        fleet.open(ADMIN);
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() ->
                 browser.eval("typeof window.continuumFleetPage === 'object'"
                         + " && window.continuumFleetPage.transport() === 'sse'").asBoolean());
@@ -163,8 +143,7 @@ class FleetPageBrowserTest {
     @Test
     void aPageLeftOpenHoldsItsSizeFlat() throws Exception {
         route(26); // the latest-decisions table is full from the first round on
-        browser.headers(ADMIN);
-        browser.navigate(demo.routerUrl() + "/admin/ui");
+        fleet.open(ADMIN);
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() ->
                 browser.eval("typeof window.continuumFleetPage === 'object'"
                         + " && document.querySelectorAll('#ranks tbody tr').length >= 4").asBoolean());
@@ -191,13 +170,12 @@ class FleetPageBrowserTest {
 
     @Test
     void thePageIsRefusedWithoutTheAdminToken() throws Exception {
-        browser.headers(Map.of());
-        browser.navigate(demo.routerUrl() + "/admin/ui");
+        fleet.open(Map.of());
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
                 browser.eval("document.body ? document.body.innerText : ''").asText())
                 .contains("invalid_admin_credentials"));
         assertThat(browser.eval("document.getElementById('ranks') === null").asBoolean()).isTrue();
-        HttpResponse<String> script = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+        HttpResponse<String> script = fleet.client.send(HttpRequest.newBuilder(URI.create(fleet.routerUrl()
                 + "/admin/ui/app.js")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(script.statusCode()).isEqualTo(401);
     }
@@ -206,7 +184,8 @@ class FleetPageBrowserTest {
     private List<String> route(int n) throws Exception {
         List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            answers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(demo.routerUrl() + "/v1/chat/completions"))
+            answers.add(fleet.client.sendAsync(HttpRequest.newBuilder(URI.create(fleet.routerUrl()
+                            + "/v1/chat/completions"))
                     .header("content-type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"stream\":" + (i % 2 == 0)
                             + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(),
@@ -224,9 +203,6 @@ class FleetPageBrowserTest {
     }
 
     private JsonNode admin(String path) throws Exception {
-        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl() + path))
-                .header("Authorization", "Bearer demo").build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
+        return fleet.admin(path);
     }
 }

@@ -11,12 +11,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -26,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
  * The fleet page's first load against a 64-worker simulated fleet (32 prefill, 32 decode) in headless Chromium:
  * the page, its script, style and icon and the first answers of the admin API it polls together stay under
  * 200 KB (asserted), and the time from navigation to every worker and a decision on screen is printed for
- * docs/benchmarks.md (recorded, never asserted: the machine is shared). Skips, with the reason, only when Chromium
- * cannot run.
+ * docs/benchmarks.md (recorded, never asserted: the machine is shared). The browser and fleet are
+ * {@link FleetPageFixture}'s.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -35,48 +31,34 @@ class FleetPageLargeFleetBrowserTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int WORKERS = 64;
     private static final long FIRST_LOAD_LIMIT = 200_000;
-    private final HttpClient client = HttpClient.newHttpClient();
-    private Demo demo;
+    private FleetPageFixture fleet;
     private HeadlessChromium browser;
 
     @BeforeAll
     void start() throws Exception {
-        browser = HeadlessChromium.start();
-        Assumptions.assumeTrue(browser != null, () -> "headless chromium cannot run here: " + HeadlessChromium.whyNot);
-        demo = Demo.start(Map.of(), List.of("127.0.0.1:0"), null, null,
-                o -> o.withWorkers(WORKERS / 2, WORKERS / 2));
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            JsonNode view = admin("/admin/dynamo/workers");
-            assertThat(view.get("workers")).hasSize(WORKERS);
-            assertThat(view.get("subscriptions")).hasSize(WORKERS);
-            view.get("subscriptions").forEach(s -> assertThat(s.get("state").asText()).isEqualTo("connected"));
-        });
+        fleet = FleetPageFixture.start(WORKERS / 2, WORKERS / 2, Duration.ofSeconds(60));
+        browser = fleet.browser;
     }
 
     @AfterAll
     void stop() throws Exception {
-        if (browser != null) {
-            browser.close();
-        }
-        if (demo != null) {
-            demo.close();
+        if (fleet != null) {
+            fleet.close();
         }
     }
 
     @Test
     void theFirstLoadOfA64WorkerFleetStaysUnder200KB() throws Exception {
         for (int i = 0; i < 30; i++) { // a page of decisions to show
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl()
+            HttpResponse<String> r = fleet.client.send(HttpRequest.newBuilder(URI.create(fleet.routerUrl()
                             + "/v1/chat/completions")).header("content-type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo-model\",\"messages\":"
                             + "[{\"role\":\"user\",\"content\":\"hello number " + i + "\"}]}")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         }
-        browser.errors.clear();
-        browser.headers(Map.of("Authorization", "Bearer demo"));
         long started = System.nanoTime();
-        browser.navigate(demo.routerUrl() + "/admin/ui");
+        fleet.open(FleetPageFixture.ADMIN);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() ->
                 browser.eval("document.querySelectorAll('#ranks tbody tr').length").asInt() >= WORKERS
                         && browser.eval("document.querySelectorAll('#decisions tbody tr').length").asInt() >= 1);
@@ -95,11 +77,9 @@ class FleetPageLargeFleetBrowserTest {
                 + " return JSON.stringify({total, parts}); })()");
         JsonNode firstLoad = JSON.readTree(load.asText());
         long bytes = firstLoad.get("total").asLong();
-        Path shot = Path.of("target", "fleet-page", "fleet-page-64-" + Instant.now().toString().replace(':', '-')
-                + ".png");
-        browser.screenshot(shot);
+        Path shot = fleet.screenshot("fleet-page-64");
         System.out.printf("fleet page, %d workers: first render %d ms, first load %d bytes %s, screenshot %s%n",
-                WORKERS, renderMillis, bytes, firstLoad.get("parts"), shot.toAbsolutePath());
+                WORKERS, renderMillis, bytes, firstLoad.get("parts"), shot);
         assertThat(firstLoad.get("parts").toString()).contains("/admin/dynamo/ranks").contains("/admin/ui/app.js");
         assertThat(bytes).isBetween(1L, FIRST_LOAD_LIMIT);
         // What an open page costs afterwards: the stream's frames over ten of them (printed, recorded in benchmarks.md).
@@ -118,12 +98,5 @@ class FleetPageLargeFleetBrowserTest {
                 WORKERS, frames, secs, chars, chars / frames);
         assertThat(browser.eval("window.continuumFleetPage.transport()").asText()).isEqualTo("sse");
         assertThat(browser.errors).as("console errors").isEmpty();
-    }
-
-    private JsonNode admin(String path) throws Exception {
-        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(demo.routerUrl() + path))
-                .header("Authorization", "Bearer demo").build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
     }
 }

@@ -44,7 +44,7 @@ class RouterLifecycleTest {
             "load supervisor",
             "load following discovery",
             "picker upkeep", "replica sync", "KvIndexWriter", "kv supervisor", "kv-events following discovery", "kv routing",
-            "broker coverage reporter", "HTTP server", "config store");
+            "broker coverage reporter", "admin-fleet-events threads", "HTTP server", "config store");
     /** Prefixes of every thread the router's own components start. */
     private static final List<String> ROUTER_THREADS = List.of("continuum-io-", "continuum-blocking-", "continuum-load-",
             "load-supervisor-", "dynamo-discovery-", "dynamo-file-store-", "continuum-config-watcher",

@@ -17,7 +17,7 @@ final class DecisionCapture {
     /**
      * A phase the KV formula scored; {@code anyFresh} false means every rank competed without load. Quality, over
      * every candidate: the winner's overlap, the best eligible overlap, and the prompt tokens an eligible candidate
-     * whose load part of the cost ({@link #busy}) is not above the winner's held beyond what the winner held.
+     * no busier than the winner ({@link #busy}: no more prefill work queued) held beyond what the winner held.
      */
     static void kvPhase(DecisionStaging st, KvAwarePicker.Phase phase, LoadBasedPicker.Scratch parts, int nParts,
             int n, KvAwarePicker.KvScratch kv, boolean anyFresh, int winner, double draw, long isl,
@@ -31,6 +31,7 @@ final class DecisionCapture {
         int bestOverlap = winnerOverlap;
         boolean[] eligible = kv.eligible;
         double[] costs = kv.costs;
+        double bar = p.bar();
         for (int k = 0; k < n; k++) {
             if (!eligible[k]) {
                 continue;
@@ -40,15 +41,16 @@ final class DecisionCapture {
             long h = Math.min(isl, (long) ov * Math.max(1, kv.blockSize[k]));
             if (h > bestHeld) {
                 if (Double.isNaN(winnerBusy)) {
-                    winnerBusy = busy(phase, kv, winner, anyFresh, set);
+                    winnerBusy = busy(phase, kv, winner, anyFresh);
                 }
-                if (busy(phase, kv, k, anyFresh, set) <= winnerBusy) {
+                if (busy(phase, kv, k, anyFresh) <= winnerBusy) {
                     bestHeld = h;
                 }
             }
             double c = costs[k];
-            if (k != winner && !Double.isNaN(c) && p.admits(c)) {
+            if (c < bar && k != winner) {
                 p.offer(k, c);
+                bar = p.bar();
             }
         }
         p.winnerOverlap = winnerOverlap;
@@ -87,15 +89,16 @@ final class DecisionCapture {
         p.decode[s] = anyFresh ? KvCosts.decode(decodeBacklog(phase, kv, k, anyFresh), isl, bs, ov) : 0;
     }
 
-    /** The load part of candidate {@code k}'s cost: the formula without the request's own blocks. */
-    private static double busy(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh,
-            KvPickerSettings set) {
-        long decodeBacklog = decodeBacklog(phase, kv, k, anyFresh);
-        if (phase == KvAwarePicker.Phase.CONDITIONAL_DECODE) {
-            return decodeBacklog;
-        }
-        return set.prefillLoadScale() * prefillTokens(phase, kv, k, anyFresh) / Math.max(1, kv.blockSize[k])
-                + decodeBacklog;
+    /**
+     * How busy candidate {@code k} was, for the avoidable-token count: the prefill backlog the formula counted, in
+     * tokens (the work a request waits behind before its own prefill starts); under conditional disaggregation,
+     * whose decode rank prefills only what a bypass leaves it, the decode backlog. Not the whole load part of the
+     * cost: with it, a rank with more overlap and no more load always costs less, so at temperature 0 the count
+     * would be 0 by construction and would never show the decode term outweighing a cached prefix.
+     */
+    private static double busy(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
+        return phase == KvAwarePicker.Phase.CONDITIONAL_DECODE ? decodeBacklog(phase, kv, k, anyFresh)
+                : prefillTokens(phase, kv, k, anyFresh);
     }
 
     /**
@@ -115,15 +118,17 @@ final class DecisionCapture {
     static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch sc, int nParts, int n,
             boolean anyUnstalled, int winner, long est) {
         DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
-        // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone.
-        p.winnerWork = decode ? est : LoadCosts.add(LoadCosts.add(Math.max(0, sc.backlog[winner]), sc.pending[winner]),
-                est);
+        // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
+        // prefill rank's is the backlog its cost used (the larger of sample plus ledger and active sequences).
+        p.winnerWork = decode ? est : LoadCosts.add(usedBacklog(sc, winner), est);
         double[] costs = sc.costs;
         boolean[] stalled = sc.stalled;
+        double bar = p.bar();
         for (int k = 0; k < n; k++) {
             double c = costs[k];
-            if (k != winner && !Double.isNaN(c) && !(anyUnstalled && stalled[k]) && p.admits(c)) {
+            if (c < bar && k != winner && !(anyUnstalled && stalled[k])) { // NaN (no cost) is never below the bar
                 p.offer(k, c);
+                bar = p.bar();
             }
         }
         int slots = p.finish();
@@ -133,7 +138,7 @@ final class DecisionCapture {
             p.sampleBacklog[s] = sc.backlog[k];
             p.ledgerTokens[s] = decode ? 0 : sc.pending[k];
             p.ledgerBlocks[s] = decode ? sc.pending[k] : 0;
-            p.active[s] = -1;
+            p.active[s] = sc.active[k];
             p.overlap[s] = 0;
             p.blockSize[s] = costBlockSize(sc, nParts, k);
             p.credited[s] = 0;
@@ -147,6 +152,11 @@ final class DecisionCapture {
                     : stalled[k] ? DecisionStaging.STALLED
                     : sc.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
         }
+    }
+
+    /** The backlog the load-only cost of candidate {@code k} used, as the picker combined its three sources. */
+    private static long usedBacklog(LoadBasedPicker.Scratch sc, int k) {
+        return LoadCosts.backlog(Math.max(0, sc.backlog[k]), sc.pending[k], Math.max(0, sc.active[k]));
     }
 
     /** Copies the pin of the {@code k}-th candidate of the parts into slot {@code s}. */

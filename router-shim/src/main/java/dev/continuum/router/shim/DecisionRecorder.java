@@ -1,5 +1,6 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.shim.decisions.CandidateTerms;
 import dev.continuum.router.shim.decisions.DecisionLog;
 import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.DecisionSettings;
@@ -13,8 +14,8 @@ import java.util.function.LongSupplier;
 /**
  * Turns the terms a pick staged ({@link DecisionStaging}) into an immutable {@link DecisionRecord} in the
  * {@link DecisionLog}, after the pick: {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the
- * same thread. The only allocation is the record itself: its terms, one exact-size array a phase and their
- * immutable wrappers.
+ * same thread. The only allocation is the record itself: its phases' candidate terms, packed in two exact-size
+ * primitive arrays a phase ({@link CandidateTerms}), and their immutable wrappers.
  */
 final class DecisionRecorder {
     private final DecisionLog log;
@@ -104,16 +105,16 @@ final class DecisionRecorder {
     /** The phase's terms: its winner and the {@code others} cheapest eligible others, in the picker's order. */
     private static PhaseTerms phase(DecisionStaging.Phase p, int others) {
         int size = p.emit(others);
-        RankTerms[] out = new RankTerms[size];
+        CandidateTerms out = new CandidateTerms(size);
         int winner = 0;
         for (int j = 0; j < size; j++) {
             int s = p.emitted[j];
             if (s == p.others) {
                 winner = j;
             }
-            out[j] = new RankTerms(p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s],
-                    p.ledgerBlocks[s], p.active[s], p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s],
-                    DecisionStaging.STATES[p.state[s]], p.cost[s], p.eligible[s]);
+            out.put(j, p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s], p.ledgerBlocks[s],
+                    p.active[s], p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s], p.state[s],
+                    p.cost[s], p.eligible[s]);
         }
         return PhaseTerms.owning(p.kind, out, p.n - size, winner, p.draw);
     }

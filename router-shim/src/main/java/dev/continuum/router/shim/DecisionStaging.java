@@ -1,5 +1,6 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.shim.decisions.CandidateTerms;
 import dev.continuum.router.shim.decisions.DecisionSettings;
 import org.jspecify.annotations.Nullable;
 
@@ -11,11 +12,11 @@ import org.jspecify.annotations.Nullable;
  * and never copies the terms of a candidate the record will not keep.
  */
 final class DecisionStaging {
+    /** A candidate's state: an index of {@link CandidateTerms#STATES}. */
     static final byte FRESH = 0;
     static final byte QUIET = 1;
     static final byte SILENT = 2;
     static final byte STALLED = 3;
-    static final String[] STATES = {"fresh", "quiet", "silent", "stalled"};
 
     /** Set by the recorder for the pick about to run; pickers capture only while it is set. */
     boolean active;
@@ -48,7 +49,7 @@ final class DecisionStaging {
         /** Prompt tokens the winner had to prefill before this request's first token: its backlog and ours. */
         long winnerWork;
 
-        /** Candidates held: a bounded max-heap while offering, cost order after {@link #finish}. */
+        /** Candidates held, in cost order (ties in the picker's order). */
         int others;
         private int cap;
         /** Each slot's position in the picker's order, and the cost it was offered at. */
@@ -87,53 +88,42 @@ final class DecisionStaging {
          * held: the capture's loops ask this before {@link #offer}, so most of a large phase costs one comparison.
          */
         boolean admits(double c) {
-            return others < cap || (cap > 0 && c < offered[0]);
+            return c < bar();
         }
 
         /**
-         * Offers candidate {@code k} (eligible, not the winner, with a defined cost): held while it is among the
-         * {@code cap} cheapest offered. A bounded max-heap, log(cap) comparisons, no allocation.
+         * The cost a candidate later in the picker's order than every one offered so far must be below to be held:
+         * infinite while there is room, the dearest held cost once full (an equal cost later in order ranks after
+         * it), negative infinity when nothing may be held. NaN is never below it. The capture's loops keep it in a
+         * local and refresh it after each {@link #offer}, so a rejected candidate costs one comparison.
          */
-        void offer(int k, double c) {
-            if (others < cap) {
-                int i = others++;
-                while (i > 0 && dearer(k, c, (i - 1) >> 1)) {
-                    move((i - 1) >> 1, i);
-                    i = (i - 1) >> 1;
-                }
-                put(i, k, c);
-            } else if (cap > 0 && dearer(position[0], offered[0], k, c)) {
-                int i = 0;
-                while (true) {
-                    int ch = 2 * i + 1;
-                    if (ch >= others) {
-                        break;
-                    }
-                    if (ch + 1 < others && dearer(position[ch + 1], offered[ch + 1], position[ch], offered[ch])) {
-                        ch++;
-                    }
-                    if (!dearer(position[ch], offered[ch], k, c)) {
-                        break;
-                    }
-                    move(ch, i);
-                    i = ch;
-                }
-                put(i, k, c);
-            }
+        double bar() {
+            return others < cap ? Double.POSITIVE_INFINITY : cap > 0 ? offered[cap - 1] : Double.NEGATIVE_INFINITY;
         }
 
-        /** Orders the held candidates by cost and puts the winner in slot {@link #others}; returns the slots used. */
-        int finish() {
-            for (int i = 1; i < others; i++) { // at most 64 entries
-                int k = position[i];
-                double c = offered[i];
-                int j = i - 1;
-                while (j >= 0 && dearer(position[j], offered[j], k, c)) {
-                    move(j, j + 1);
-                    j--;
-                }
-                put(j + 1, k, c);
+        /**
+         * Offers candidate {@code k} (eligible, not the winner, with a defined cost), in the picker's order: held
+         * while it is among the {@code cap} cheapest offered. An insertion into the cost-ordered slots (at most
+         * {@code cap} moves of two arrays, no allocation); when full, the dearest held one drops out. A candidate
+         * that is not below {@link #bar} is ignored.
+         */
+        void offer(int k, double c) {
+            if (!(c < bar())) {
+                return;
             }
+            int i = others < cap ? others++ : cap - 1;
+            // An equal cost offered earlier came earlier in the picker's order: it stays ahead.
+            while (i > 0 && offered[i - 1] > c) {
+                position[i] = position[i - 1];
+                offered[i] = offered[i - 1];
+                i--;
+            }
+            position[i] = k;
+            offered[i] = c;
+        }
+
+        /** Puts the winner in slot {@link #others} after the held candidates; returns the slots used. */
+        int finish() {
             position[others] = winner;
             return others + 1;
         }
@@ -159,24 +149,6 @@ final class DecisionStaging {
                 emitted[j + 1] = v;
             }
             return size;
-        }
-
-        private void put(int slot, int k, double c) {
-            position[slot] = k;
-            offered[slot] = c;
-        }
-
-        private void move(int from, int to) {
-            put(to, position[from], offered[from]);
-        }
-
-        private boolean dearer(int k, double c, int slot) {
-            return dearer(k, c, position[slot], offered[slot]);
-        }
-
-        /** Whether candidate {@code a} ranks after {@code b}: a higher cost, or the same cost later in order. */
-        private static boolean dearer(int a, double ca, int b, double cb) {
-            return ca > cb || (ca == cb && a > b);
         }
     }
 

@@ -64,9 +64,12 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     static final class Scratch {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
-        /** Decision-record terms: each candidate's phase field (-1 absent) and unanswered tokens or blocks. */
+        /** Decision-record terms: each candidate's phase field (-1 absent), unanswered tokens or blocks, and this
+         *  router's active sequences for the phase (-1 where the rank had no cost): the backlog the cost used is
+         *  {@link LoadCosts#backlog} of the three. */
         long[] backlog = new long[64];
         long[] pending = new long[64];
+        long[] active = new long[64];
         /** This thread's decision terms, copied after each phase while a record is wanted. */
         final DecisionStaging staging = new DecisionStaging();
         CandidateRanks[] parts = new CandidateRanks[4];
@@ -89,6 +92,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 stalled = new boolean[size];
                 backlog = new long[size];
                 pending = new long[size];
+                active = new long[size];
             }
         }
     }
@@ -217,12 +221,14 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 } else {
                     costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
                     stalled[k] = false;
+                    scratch.active[k] = -1;
                     continue;
                 }
                 double capacity = ranks.capacity[i];
                 if (Double.isNaN(capacity)) {
                     costs[k] = Double.NaN;
                     stalled[k] = false;
+                    scratch.active[k] = -1;
                     continue;
                 }
                 long lastSample = held ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE;
@@ -237,14 +243,17 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                         promptBlocks = LoadCosts.ceilDiv(est, bs);
                     }
                     long pendingBlocks = rank.pendingBlocks(lastSample, now);
+                    long active = rank.activeBlocks();
                     scratch.pending[k] = pendingBlocks;
-                    costs[k] = LoadCosts.decode(LoadCosts.backlog(backlog, pendingBlocks, rank.activeBlocks()), 0,
-                            promptBlocks, capacity);
+                    scratch.active[k] = active;
+                    costs[k] = LoadCosts.decode(LoadCosts.backlog(backlog, pendingBlocks, active), 0, promptBlocks,
+                            capacity);
                 } else {
                     long pendingTokens = rank.pendingTokens(lastSample, now);
+                    long active = rank.activePrefillTokens();
                     scratch.pending[k] = pendingTokens;
-                    costs[k] = LoadCosts.prefill(LoadCosts.backlog(backlog, pendingTokens, rank.activePrefillTokens()),
-                            0, capacity);
+                    scratch.active[k] = active;
+                    costs[k] = LoadCosts.prefill(LoadCosts.backlog(backlog, pendingTokens, active), 0, capacity);
                 }
             }
         }

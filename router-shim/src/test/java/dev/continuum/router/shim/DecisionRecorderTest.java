@@ -148,10 +148,30 @@ class DecisionRecorderTest {
         assertThat(r.bestOverlap()).isEqualTo(6);
         assertThat(r.avoidableTokens()).isEqualTo(6 * BS);
         assertThat(log.totals().avoidableTokens()).isEqualTo(6 * BS);
-        // A busier rank's cache is not counted as avoidable (w1 now also carries its first dispatch's 8 blocks in the
-        // ledger until a newer sample: 18 against 30).
-        load.sample(id(2), 0, 30L, 0L);
+        // A rank with more prefill work queued is busier: its cache is not counted as avoidable (w1 now also carries
+        // its first dispatch's 128 prompt tokens in the ledger until a newer sample: 128 against 320).
+        load.sample(id(2), 0, 10L, 320L);
         assertThat(decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT)).avoidableTokens()).isZero();
+    }
+
+    /**
+     * At temperature 0 a rank holding the prompt can still lose on its decode backlog: with no more prefill work
+     * queued than the winner, what it held counts as avoidable (the trade the formula made, for the operator to see).
+     */
+    @Test
+    void aCachedRankThatLostOnItsDecodeBacklogCountsAvoidableTokens() {
+        // isl 128, bs 16. w1: prefill 0, decode 10, overlap 0: 8 + 10 + 8 = 26.
+        //                 w2: prefill 0, decode 100, overlap 6: max(0, 8 - 6) = 2 + 100 + 2 = 104.
+        DynamoSnapshot s = fed(List.of(worker(NS, 1, AGGREGATED), worker(NS, 2, AGGREGATED)));
+        load.sample(id(1), 0, 10L, 0L);
+        load.sample(id(2), 0, 100L, 0L);
+        index.hold(2, 0, 6);
+        DecisionRecord r = decide(picker, s, new PickRequest(MODEL, Set.of(NS), 64, PROMPT));
+
+        assertThat(r.decodeWorker()).isEqualTo(1);
+        assertThat(Double.isNaN(r.phases().get(0).temperatureDraw())).isTrue();
+        assertThat(r.bestOverlap()).isEqualTo(6);
+        assertThat(r.avoidableTokens()).isEqualTo(6 * BS);
     }
 
     @Test
@@ -218,6 +238,42 @@ class DecisionRecorderTest {
         assertThat(phase.winning().workerId()).isEqualTo(2);
         assertThat(phase.candidates()).extracting(RankTerms::sampleBacklog).containsExactly(40L, 10L);
         assertThat(phase.candidates().get(0).cost()).isGreaterThan(phase.candidates().get(1).cost());
+    }
+
+    /**
+     * The load-only prefill cost uses the larger of sample plus ledger and this router's active sequences: the record
+     * shows the active sequences the picker read, and the winner's work for the TTFT prediction is the backlog the
+     * cost used, not the sample and ledger alone.
+     */
+    @Test
+    void aLoadOnlyPrefillPhaseRecordsTheActiveSequencesItsCostUsed() {
+        DynamoSnapshot s = fed(List.of(worker(NS, 1, DECODE), worker(NS, 2, PREFILL), worker(NS, 3, PREFILL)));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, null, 100L);
+        load.sample(id(3), 0, null, 5_000L);
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), 1_000);
+        Selection first = loadPicker.pick(s, request); // to worker 2, left open: 1,000 active prefill tokens there
+        assertThat(first).isNotNull();
+        assertThat(first.prefill().worker().instanceId()).isEqualTo(2);
+        load.advance(java.time.Duration.ofMillis(1));
+        load.sample(id(1), 0, 0L, null);
+        load.sample(id(2), 0, null, 0L); // answers the ledger; the request is still in flight
+        load.sample(id(3), 0, null, 5_000L);
+
+        DecisionRecord r = decide(loadPicker, s, request);
+        first.dispatch().ended();
+        PhaseTerms prefill = r.phases().get(1);
+        assertThat(prefill.phase()).isEqualTo("prefill_load");
+        RankTerms w2 = prefill.candidates().get(0);
+        assertThat(w2.workerId()).isEqualTo(2);
+        assertThat(prefill.winning()).isEqualTo(w2);
+        assertThat(w2.sampleBacklog()).isZero();
+        assertThat(w2.ledgerTokens()).isZero();
+        assertThat(w2.activeSequences()).isEqualTo(1_000);
+        assertThat(prefill.candidates().get(1).activeSequences()).isZero();
+        // Its work: the 1,000 tokens the cost counted ahead of the request, and the request's own 1,000.
+        assertThat(r.ttft()).isNotNull();
+        assertThat(r.ttft().workTokens()).isEqualTo(2_000);
     }
 
     @Test

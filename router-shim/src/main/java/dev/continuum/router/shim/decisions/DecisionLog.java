@@ -115,7 +115,11 @@ public final class DecisionLog {
         DecisionRecord old = current.put(r);
         heldBytes.addAndGet(r.estimatedBytes() - (old == null ? 0 : old.estimatedBytes()));
         recorded.increment();
-        byResult.computeIfAbsent(r.result(), k -> new LongAdder()).increment();
+        LongAdder results = byResult.get(r.result()); // a plain read once the label was seen: no bin lock
+        if (results == null) {
+            results = byResult.computeIfAbsent(r.result(), k -> new LongAdder());
+        }
+        results.increment();
         if (r.prompt().promptTokens() >= 0 && !r.phases().isEmpty()) {
             scoredPrompts.increment(r.prompt().promptTokens());
             winnerOverlap.increment(r.winnerOverlap());

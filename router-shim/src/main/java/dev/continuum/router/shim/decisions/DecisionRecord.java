@@ -27,8 +27,8 @@ import org.jspecify.annotations.Nullable;
  * @param phases           the scored phases, decode side first
  * @param winnerOverlap    leading blocks the prefilling winner held
  * @param bestOverlap      the most leading blocks any eligible candidate of that phase held
- * @param avoidableTokens  prompt tokens the prefilling winner had to prefill that an eligible, not-busier candidate
- *                         of the same phase already held
+ * @param avoidableTokens  prompt tokens the prefilling winner had to prefill that an eligible candidate with no more
+ *                         prefill backlog (the formula's, in tokens) of the same phase already held
  * @param ttft             the predicted time to first token of the rank that prefills and, once the first bytes
  *                         came back, the observed one; null when the picker staged no phase
  * @param estimatedBytes   what this record weighs on the heap, as the ring counts it

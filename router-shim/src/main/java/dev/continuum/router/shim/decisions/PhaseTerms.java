@@ -22,16 +22,16 @@ public record PhaseTerms(
         double temperatureDraw) {
     public PhaseTerms {
         Objects.requireNonNull(phase, "phase");
-        candidates = candidates instanceof OwnedList<RankTerms> ? candidates : List.copyOf(candidates);
+        candidates = candidates instanceof CandidateTerms ? candidates : List.copyOf(candidates);
     }
 
     /**
-     * A phase over {@code candidates} without copying them: the caller built the array at its exact size for this
-     * record and hands it over (never writes it again).
+     * A phase over {@code candidates} without copying them: the caller filled them at their exact size for this
+     * record and hands them over (never writes them again).
      */
-    public static PhaseTerms owning(String phase, RankTerms[] candidates, int omitted, int winner,
+    public static PhaseTerms owning(String phase, CandidateTerms candidates, int omitted, int winner,
             double temperatureDraw) {
-        return new PhaseTerms(phase, new OwnedList<>(candidates), omitted, winner, temperatureDraw);
+        return new PhaseTerms(phase, candidates, omitted, winner, temperatureDraw);
     }
 
     /** The winning rank's terms. */

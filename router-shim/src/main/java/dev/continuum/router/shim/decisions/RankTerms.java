@@ -11,7 +11,7 @@ package dev.continuum.router.shim.decisions;
  * @param ledgerTokens     unanswered prompt tokens the router's own dispatch ledger holds for the rank
  * @param ledgerBlocks     unanswered KV blocks the ledger holds for the rank
  * @param activeSequences  this router's active sequences on the rank for the phase's field (uncached prompt tokens
- *                         for a prefill phase, blocks otherwise); -1 where absent (a load-only phase, an unscored rank)
+ *                         for a prefill phase, blocks otherwise); -1 where the rank had no cost
  * @param overlapBlocks    leading prompt blocks the KV index says the rank holds (0 without a KV term)
  * @param blockSize        the block size the rank was scored with
  * @param creditedPrefill  the prefill credit the overlap earned, in blocks ({@code overlap_score_credit * overlap})
@@ -37,8 +37,9 @@ public record RankTerms(
         double cost,
         boolean eligible) {
     /**
-     * What one instance weighs on the heap, for the ring's byte bound: a 12-byte header and 93 bytes of fields,
-     * aligned to 112, plus its slot in the candidate list, rounded up.
+     * What one candidate weighs in a kept record, for the ring's byte bound: a record holds its candidates packed
+     * ({@link CandidateTerms}: 96 bytes each, plus two array headers a phase), so this is an upper estimate; the
+     * instance a reader asks for is built then and not kept.
      */
     public static final int ESTIMATED_BYTES = 120;
 
