@@ -118,6 +118,10 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         long[] active = new long[64];
         final OverlapScores[] scores = {new OverlapScores(MAX_OVERLAP_RANKS), new OverlapScores(MAX_OVERLAP_RANKS)};
         final boolean[] looked = new boolean[MAX_BLOCK_SIZES];
+        /** The block sizes whose hashes this pick resolved, and the hashes (null: not hashed at that size). */
+        final long[] resolvedSize = new long[MAX_BLOCK_SIZES];
+        final @Nullable BlockHashes[] resolved = new BlockHashes[MAX_BLOCK_SIZES];
+        int resolvedCount;
         @Nullable PromptBlocks prompt;
         /** Candidates tied at the lowest cost in this thread's last {@link #lowest}. */
         int tied;
@@ -146,12 +150,29 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             prompt = p;
             looked[0] = false;
             looked[1] = false;
+            resolvedCount = 0;
         }
 
-        /** The prompt's block hashes at {@code size}, or null when it was not hashed at that size. */
+        /**
+         * The prompt's block hashes at {@code size}, or null when it was not hashed at that size: resolved once per
+         * block size and pick (a fleet has one or two sizes; a third is looked up each time).
+         */
         @Nullable BlockHashes hashes(long size) {
             PromptBlocks p = prompt;
-            return p == null ? null : hashesFor(p, size);
+            if (p == null) {
+                return null;
+            }
+            for (int m = 0; m < resolvedCount; m++) {
+                if (resolvedSize[m] == size) {
+                    return resolved[m];
+                }
+            }
+            BlockHashes h = hashesFor(p, size);
+            if (resolvedCount < MAX_BLOCK_SIZES) {
+                resolvedSize[resolvedCount] = size;
+                resolved[resolvedCount++] = h;
+            }
+            return h;
         }
 
         /** Leading prompt blocks (worker, rank) holds at {@code size}; one index lookup per block size and pick. */
@@ -253,8 +274,8 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         load.metrics().record(decodeReason, prefillReason);
         kvMetrics.count(result);
         parts.staging.result = result;
-        BlockHashes decodeHashes = hashesFor(prompt, cardBlockSize(decode, d));
-        BlockHashes prefillHashes = prefill == null ? null : hashesFor(prompt, cardBlockSize(prefill, p));
+        BlockHashes decodeHashes = kv.hashes(cardBlockSize(decode, d));
+        BlockHashes prefillHashes = prefill == null ? null : kv.hashes(cardBlockSize(prefill, p));
         // The listener learns the rank that prefills: the pair's prefill rank, else the decode rank.
         if (prefill != null) {
             predict(prefill, p, prefillHashes);

@@ -36,6 +36,34 @@ class PrefillingPrefixesTest {
     }
 
     @Test
+    void oneScanAnswersTheSharedBlocksAndTheSharedTokensFromDifferentPrefills() {
+        PrefillingPrefixes p = new PrefillingPrefixes();
+        p.started(prompt(20, 12, 1), 2 * BS); // shares 12 blocks, but only 2 blocks' tokens are left to compute
+        p.started(prompt(10, 6, 2), 10 * BS); // shares 6 blocks, all of them still computed
+        BlockHashes request = prompt(14, 12, 3);
+        long shared = p.shared(request, 8);
+        assertThat(PrefillingPrefixes.blocksOf(shared)).as("the longest shared prefix, whatever the depth held")
+                .isEqualTo(12);
+        assertThat(PrefillingPrefixes.tokensOf(shared)).as("the most tokens one prefill computes for the request")
+                .isEqualTo(6 * BS);
+        assertThat(p.shared(request, 8)).isEqualTo(shared);
+        assertThat(PrefillingPrefixes.tokensOf(p.shared(request, 0))).isZero();
+        assertThat(PrefillingPrefixes.blocksOf(p.shared(request, 0))).isEqualTo(12);
+        long before = allocated();
+        long sum = 0;
+        for (int i = 0; i < 10_000; i++) {
+            sum += p.shared(request, 8);
+        }
+        assertThat(allocated() - before).as("no allocation").isLessThan(1024);
+        assertThat(sum).isEqualTo(10_000 * shared);
+    }
+
+    private static long allocated() {
+        return ((com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean())
+                .getCurrentThreadAllocatedBytes();
+    }
+
+    @Test
     void aRequestSharesTheTokensOfAPrefillUpToTheDepthTheRankHolds() {
         PrefillingPrefixes p = new PrefillingPrefixes();
         BlockHashes first = prompt(10, 8, 1);

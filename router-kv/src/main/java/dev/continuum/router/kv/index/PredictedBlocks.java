@@ -17,11 +17,13 @@ import org.jspecify.annotations.Nullable;
  * live for its TTL from then (lookups ignore older ones) and at most its capacity ({@code total_kv_blocks}): each
  * rank keeps a FIFO ring of (path key, time) records, one per prediction, and pops the oldest record to make room
  * or when it is past the TTL, deleting its entry unless a later prediction refreshed it (least recently predicted
- * first, as an engine's LRU evicts).
+ * first, as an engine's LRU evicts). A prediction touches its blocks last to first, as an engine does, so chains lose
+ * their tails first; a full ring drops its refreshed records before it evicts a live entry.
  *
- * <p><b>Bounds.</b> At most {@value #MAX_ENTRIES} entries over all ranks (the table, {@value #TABLE_SLOTS} slots,
- * is allocated on the first prediction: 20 bytes a slot, 10 MiB), {@value #MAX_OWNERS} ranks, {@value #RING_BUDGET}
- * ring records over all ranks (16 bytes each, 8 MiB), {@value #MAX_BLOCKS_PER_PREDICTION} blocks per prediction.
+ * <p><b>Bounds.</b> At most {@value #MAX_ENTRIES} entries over all ranks, the whole cache of 8 engines of 131,072
+ * blocks (the table starts at {@value #FIRST_TABLE_SLOTS} slots on the first prediction and doubles while more than
+ * half full, up to {@value #TABLE_SLOTS}: 20 bytes a slot, 40 MiB), {@value #MAX_OWNERS} ranks, {@value #RING_BUDGET}
+ * ring records over all ranks (16 bytes each, 32 MiB), {@value #MAX_BLOCKS_PER_PREDICTION} blocks per prediction.
  * A prediction past these bounds is cut or dropped and counted, never grown.
  *
  * <p><b>Concurrency.</b> Writers (the picking threads, and the kv-events writer confirming) take the write mode of a
@@ -31,10 +33,12 @@ import org.jspecify.annotations.Nullable;
  * range-checked, so a torn read in a race is thrown away by the validation.
  */
 public final class PredictedBlocks {
-    static final int MAX_ENTRIES = 1 << 18;
+    static final int MAX_ENTRIES = 1 << 20;
     static final int TABLE_SLOTS = MAX_ENTRIES * 2;
+    /** The table's first size; it doubles while more than half full, up to {@link #TABLE_SLOTS}. */
+    static final int FIRST_TABLE_SLOTS = 1 << 16;
     static final int MAX_OWNERS = 4096;
-    static final int RING_BUDGET = 1 << 19;
+    static final int RING_BUDGET = MAX_ENTRIES * 2;
     static final int MAX_BLOCKS_PER_PREDICTION = 16_384;
     private static final int MIN_RING = 64;
     private static final int TRY_LOCK_SPINS = 256;
@@ -93,6 +97,8 @@ public final class PredictedBlocks {
     private final int[] ringHead = new int[MAX_OWNERS];
     private final int[] ringLen = new int[MAX_OWNERS];
     private int ringRecords;
+    /** One prediction's path keys (writers only, under the write lock). */
+    private final long[] pathScratch = new long[MAX_BLOCKS_PER_PREDICTION];
     private int ownersUsed;
     private int sweepCursor;
     private final java.util.concurrent.atomic.LongAdder contendedReads = new java.util.concurrent.atomic.LongAdder();
@@ -153,13 +159,21 @@ public final class PredictedBlocks {
             expire(o, now);
             sweepOne(now);
             int want = (int) Math.min(Math.min(tokensHashes.length, MAX_BLOCKS_PER_PREDICTION), bound);
+            long[] paths = pathScratch;
             long path = rootPath;
+            for (int i = 0; i < want; i++) {
+                path = ChildTable.step(path, tokensHashes[i]);
+                paths[i] = path;
+            }
+            // Last block first, as an engine touches a served prompt's blocks: each block is then at least as recent
+            // as every block after it, so the least recently predicted go tail first and a partly evicted chain
+            // keeps a usable prefix (head first, a chain lost its first block and all of it with it).
+            // One stamp for the whole prediction, unique per rank: a ring record is its entry's latest when their
+            // stamps agree, and the ring's order (tail before head) decides what goes first among equal stamps.
+            long stampNow = Math.max(now, lastStamp[o] + 1);
+            lastStamp[o] = stampNow;
             int n = 0;
-            while (n < want) {
-                path = ChildTable.step(path, tokensHashes[n]);
-                if (!touch(o, path, nextStamp(o, now))) {
-                    break;
-                }
+            for (int i = want - 1; i >= 0 && touch(o, paths[i], stampNow); i--) {
                 n++;
             }
             counts.count(Outcome.PREDICTED, n);
@@ -228,12 +242,6 @@ public final class PredictedBlocks {
         }
     }
 
-    private long nextStamp(int o, long now) {
-        long s = Math.max(now, lastStamp[o] + 1);
-        lastStamp[o] = s;
-        return s;
-    }
-
     /** Inserts or refreshes (path, o); false when the table is full even after evicting o's oldest. */
     private boolean touch(int o, long path, long stamp) {
         ensureTable();
@@ -257,6 +265,13 @@ public final class PredictedBlocks {
         if (size >= MAX_ENTRIES) {
             return false;
         }
+        growIfNeeded();
+        k = keys;
+        own = owners;
+        st = stamps;
+        if (k == null || own == null || st == null) {
+            return false;
+        }
         int mask = k.length - 1;
         int s = home(path, mask);
         while (own[s] != 0) {
@@ -274,11 +289,18 @@ public final class PredictedBlocks {
         long[] rp = ringPath[o];
         if (rp == null || ringLen[o] == rp.length) {
             int cap = rp == null ? 0 : rp.length;
-            int want = (int) Math.min(Math.max(MIN_RING, cap * 2L), Math.max(MIN_RING, ownerCapacity[o]));
+            // Twice the capacity: a refreshed block leaves its older record behind, so the ring holds more records
+            // than live entries, and compacting a ring at most half live frees at least half of it.
+            int want = (int) Math.min(Math.max(MIN_RING, cap * 2L), Math.max(MIN_RING, 2 * ownerCapacity[o]));
             if (want > cap && ringRecords - cap + want <= RING_BUDGET) {
                 growRing(o, want);
             } else if (cap > 0) {
-                popHead(o, Outcome.EVICTED); // the least recently predicted record makes room
+                if (ownerCount[o] < ringLen[o]) {
+                    compactRing(o); // drop the records of refreshed blocks before evicting a live one
+                }
+                if (ringLen[o] == cap) {
+                    popHead(o, Outcome.EVICTED); // the least recently predicted record makes room
+                }
             } else {
                 return false;
             }
@@ -311,6 +333,34 @@ public final class PredictedBlocks {
         ringStamp[o] = times;
         ringHead[o] = 0;
         ringRecords += want - cap;
+    }
+
+    /**
+     * Keeps, in order, only o's records that are their entry's latest (stamps are unique per rank, so a live entry has
+     * exactly one): the ring then holds one record per live entry. Without it, a rank predicted the same long prefix
+     * many times (a conversation's turns, a shared system prompt) fills its ring with the prefix's stale records
+     * and evicts live predictions long before the engine would.
+     */
+    private void compactRing(int o) {
+        long[] paths = ringPath[o];
+        long[] times = ringStamp[o];
+        long[] st = stamps;
+        if (paths == null || times == null || st == null) {
+            return;
+        }
+        int cap = paths.length;
+        int kept = 0;
+        for (int i = 0; i < ringLen[o]; i++) {
+            int at = (ringHead[o] + i) % cap;
+            int slot = slotOf(paths[at], o);
+            if (slot >= 0 && st[slot] == times[at]) {
+                int to = (ringHead[o] + kept) % cap; // never ahead of at: kept <= i
+                paths[to] = paths[at];
+                times[to] = times[at];
+                kept++;
+            }
+        }
+        ringLen[o] = kept;
     }
 
     /** Pops o's oldest record; deletes its entry when no later prediction refreshed it ({@code why} counted). */
@@ -420,10 +470,43 @@ public final class PredictedBlocks {
 
     private void ensureTable() {
         if (keys == null) {
-            keys = new long[TABLE_SLOTS];
-            owners = new int[TABLE_SLOTS];
-            stamps = new long[TABLE_SLOTS];
+            keys = new long[FIRST_TABLE_SLOTS];
+            owners = new int[FIRST_TABLE_SLOTS];
+            stamps = new long[FIRST_TABLE_SLOTS];
         }
+    }
+
+    /**
+     * Doubles the table when one more entry would fill it past half, up to {@link #TABLE_SLOTS}: a small fleet, or
+     * a precise one whose predictions last seconds, never pays for the largest. Under the write lock; a reader that
+     * sees the old and the new arrays mixed fails its stamp and retries.
+     */
+    private void growIfNeeded() {
+        long[] k = keys;
+        int[] own = owners;
+        long[] st = stamps;
+        if (k == null || own == null || st == null || (size + 1L) * 2 <= k.length || k.length >= TABLE_SLOTS) {
+            return;
+        }
+        int slots = k.length * 2;
+        long[] nk = new long[slots];
+        int[] nown = new int[slots];
+        long[] nst = new long[slots];
+        int mask = slots - 1;
+        for (int i = 0; i < k.length; i++) {
+            if (own[i] != 0) {
+                int s = home(k[i], mask);
+                while (nown[s] != 0) {
+                    s = (s + 1) & mask;
+                }
+                nk[s] = k[i];
+                nown[s] = own[i];
+                nst[s] = st[i];
+            }
+        }
+        keys = nk;
+        owners = nown;
+        stamps = nst;
     }
 
     private int slotOf(long path, int o) {

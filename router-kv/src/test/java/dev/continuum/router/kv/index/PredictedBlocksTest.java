@@ -90,7 +90,8 @@ class PredictedBlocksTest {
         assertThat(predicted.entries()).isEqualTo(4);
         assertThat(count(Outcome.EVICTED)).isEqualTo(1);
         find(1, 2, 3);
-        assertThat(out.matchedBlocksOf(1, 0)).as("the oldest block of the chain went first").isZero();
+        assertThat(out.matchedBlocksOf(1, 0)).as("the older chain's tail went first; its prefix still matches")
+                .isEqualTo(2);
         find(7, 8);
         assertThat(out.matchedBlocksOf(1, 0)).isEqualTo(2);
 
@@ -98,6 +99,60 @@ class PredictedBlocksTest {
         predicted.predict("ns", 2, 0, new long[] {1, 2, 3, 4, 5, 6}, 100 * SECOND, 3);
         find(1, 2, 3, 4, 5, 6);
         assertThat(out.matchedBlocksOf(2, 0)).isEqualTo(3);
+    }
+
+    @Test
+    void aPrefixPredictedManyTimesLeavesItsRanksOtherPredictionsUpToItsCapacity() {
+        long capacity = 1024;
+        long[] shared = new long[512];
+        for (int i = 0; i < shared.length; i++) {
+            shared[i] = 1_000_000L + i;
+        }
+        long[][] others = new long[16][32];
+        for (int p = 0; p < others.length; p++) {
+            for (int i = 0; i < 32; i++) {
+                others[p][i] = (p + 1) * 10_000L + i;
+            }
+        }
+        // A conversation's prefix predicted on every turn, with other prompts between: 1,024 live blocks, the
+        // rank's capacity, behind 8,704 predictions of blocks (most of them refreshes).
+        for (int turn = 0; turn < 16; turn++) {
+            predicted.predict("ns", 1, 0, shared, 100 * SECOND, capacity);
+            predicted.predict("ns", 1, 0, others[turn], 100 * SECOND, capacity);
+        }
+        predicted.predict("ns", 1, 0, shared, 100 * SECOND, capacity);
+        assertThat(predicted.entries()).isEqualTo(1024);
+        assertThat(count(Outcome.EVICTED)).as("refreshes never evict a live prediction").isZero();
+        for (long[] other : others) {
+            find(other);
+            assertThat(out.matchedBlocksOf(1, 0)).isEqualTo(32);
+        }
+        find(shared);
+        assertThat(out.matchedBlocksOf(1, 0)).isEqualTo(512);
+    }
+
+    @Test
+    void eightRanksEachKeepAFullEngineCacheOfPredictions() {
+        // The KV replay's fleet: 8 ranks of 131,072 blocks (2 M tokens of 16-token blocks). The overlay used to hold
+        // 262,144 predictions in all, a quarter of what these engines cache, and forgot prefixes they still held.
+        int ranks = 8;
+        long capacity = 131_072;
+        long[] chain = new long[PredictedBlocks.MAX_BLOCKS_PER_PREDICTION];
+        for (int r = 0; r < ranks; r++) {
+            for (int p = 0; p < capacity / chain.length; p++) {
+                for (int i = 0; i < chain.length; i++) {
+                    chain[i] = (r * 100L + p) * 1_000_000L + i;
+                }
+                predicted.predict("ns", r, 0, chain, 100 * SECOND, capacity);
+            }
+        }
+        assertThat(predicted.entries()).isEqualTo(ranks * (int) capacity);
+        assertThat(count(Outcome.EVICTED) + count(Outcome.DROPPED)).isZero();
+        for (int i = 0; i < chain.length; i++) {
+            chain[i] = 1_000_000L + i; // rank 0's second prediction, among the first made
+        }
+        find(chain);
+        assertThat(out.matchedBlocksOf(0, 0)).isEqualTo(chain.length);
     }
 
     @Test
