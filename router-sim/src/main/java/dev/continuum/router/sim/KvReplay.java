@@ -18,10 +18,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 
@@ -66,11 +65,22 @@ public final class KvReplay {
         }
     }
 
-    /** The command's options; docs/benchmarks.md lists them. */
+    /** What is replayed against: the Dynamo fleet behind its frontend, or plain vLLM servers ({@link VllmReplay}). */
+    enum Fleet {
+        DYNAMO, VLLM
+    }
+
+    /**
+     * The command's options; docs/benchmarks.md lists them. {@code label} names the row instead of the mode (the
+     * router's strategy, for a plain-backend replay through the router).
+     */
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
                 double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
-                boolean prefillBacklog, boolean kvEvents) {
+                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label) {
+        String rowLabel() {
+            return label != null ? label : mode.label;
+        }
     }
 
     /**
@@ -78,11 +88,11 @@ public final class KvReplay {
      * tokens served uncached although another rank held them ({@link KvServing#avoidableTokens}), -1 without a
      * fleet; {@code routerAvoidable}: the router's {@code avoidable_prefill_tokens} total, -1 when not routed.
      */
-    record Result(Mode mode, int sent, int failed, double hitRate, double p50Ms, double p90Ms, double p99Ms,
+    record Result(String label, int sent, int failed, double hitRate, double p50Ms, double p90Ms, double p99Ms,
                   long[] perWorker, double maxShare, double perTokenTraceUs, double maxLagMs, long simAvoidable,
                   long simAvoidableNotBusier, long routerAvoidable) {
         String row() {
-            return String.format(Locale.ROOT, "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.2f | %s |", mode.label,
+            return String.format(Locale.ROOT, "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.2f | %s |", label,
                     sent, failed, hitRate, p50Ms, p90Ms, p99Ms, maxShare, perWorker.length == 0 ? "(no fleet)"
                             : String.join(" ", Arrays.stream(perWorker).mapToObj(Long::toString).toList()));
         }
@@ -115,39 +125,36 @@ public final class KvReplay {
         String model = "Qwen/Qwen3-0.6B";
         boolean prefillBacklog = true;
         boolean kvEvents = true;
-        for (int i = 1; i < args.length; i += 2) {
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + ": missing value");
-            }
-            String v = args[i + 1];
-            switch (args[i]) {
-                case "--trace" -> trace = Path.of(v);
-                case "--tokenizer" -> tokenizer = Path.of(v);
-                case "--tokenizer-config" -> tokenizerConfig = Path.of(v);
+        Fleet fleet = Fleet.DYNAMO;
+        String label = null;
+        for (SimArgs.Option o : SimArgs.of(args)) {
+            String v = o.value();
+            switch (o.name()) {
+                case "--trace" -> trace = o.path();
+                case "--tokenizer" -> tokenizer = o.path();
+                case "--tokenizer-config" -> tokenizerConfig = o.path();
                 case "--mode" -> mode = Mode.parse(v);
                 case "--router" -> router = URI.create(v);
                 case "--admin-token" -> token = v;
-                case "--root" -> root = Path.of(v);
-                case "--frontend-port" -> frontendPort = Integer.parseInt(v);
-                case "--workers" -> workers = Integer.parseInt(v);
-                case "--requests" -> requests = Integer.parseInt(v);
-                case "--speedup" -> speedup = Double.parseDouble(v);
-                case "--utilisation" -> utilisation = Double.parseDouble(v);
-                case "--kv-blocks" -> kvBlocks = Long.parseLong(v);
-                case "--max-prompt-tokens" -> maxPrompt = Integer.parseInt(v);
-                case "--out" -> out = Path.of(v);
+                case "--root" -> root = o.path();
+                case "--frontend-port" -> frontendPort = o.intValue();
+                case "--workers" -> workers = o.intValue();
+                case "--requests" -> requests = o.intValue();
+                case "--speedup" -> speedup = o.doubleValue();
+                case "--utilisation" -> utilisation = o.doubleValue();
+                case "--kv-blocks" -> kvBlocks = o.longValue();
+                case "--max-prompt-tokens" -> maxPrompt = o.intValue();
+                case "--out" -> out = o.path();
                 case "--model" -> model = v;
-                case "--prefill-backlog" -> prefillBacklog = switch (v) {
-                    case "on" -> true;
-                    case "off" -> false;
-                    default -> throw new IllegalArgumentException("--prefill-backlog: " + v + " (expected: on, off)");
+                case "--label" -> label = v;
+                case "--fleet" -> fleet = switch (v) {
+                    case "dynamo" -> Fleet.DYNAMO;
+                    case "vllm" -> Fleet.VLLM;
+                    default -> throw o.invalid("dynamo, vllm");
                 };
-                case "--kv-events" -> kvEvents = switch (v) {
-                    case "on" -> true;
-                    case "off" -> false;
-                    default -> throw new IllegalArgumentException("--kv-events: " + v + " (expected: on, off)");
-                };
-                default -> throw new IllegalArgumentException(args[i] + ": unknown option");
+                case "--prefill-backlog" -> prefillBacklog = o.onOff();
+                case "--kv-events" -> kvEvents = o.onOff();
+                default -> throw o.unknown();
             }
         }
         if (trace == null || tokenizer == null || mode == null || root == null) {
@@ -161,12 +168,12 @@ public final class KvReplay {
                     + "--max-prompt-tokens must be positive");
         }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
         Args a = parse(args);
-        Result r = run(a, out);
+        Result r = a.fleet() == Fleet.VLLM ? VllmReplay.run(a, out) : run(a, out);
         out.println(HEADER);
         out.println(r.row());
         out.printf(Locale.ROOT, "prefill %.1f µs per uncached token (trace time); largest send lag %.0f ms%n",
@@ -184,9 +191,7 @@ public final class KvReplay {
 
     static Result run(Args a, PrintStream log) throws Exception {
         MooncakeTrace trace = MooncakeTrace.read(a.trace(), a.requests());
-        long tokens = trace.requests().stream().mapToLong(r -> Math.min(r.inputLength(), a.maxPromptTokens())).sum();
-        double wallNanos = trace.durationMs() * 1e6 / a.speedup();
-        long perTokenNanos = Math.max(1, Math.round(a.utilisation() * a.workers() * wallNanos / Math.max(1, tokens)));
+        long perTokenNanos = perTokenNanos(a, trace);
         if (a.mode() == Mode.BOUND) {
             return bound(a, trace, perTokenNanos);
         }
@@ -209,98 +214,103 @@ public final class KvReplay {
                     trace.requests().size(), trace.durationMs() / 1000.0, a.speedup(), a.mode().label);
 
             // The oracle needs each prompt's tokens at its send time: tokenized ahead, off the replay's clock.
-            boolean oracle = a.mode() == Mode.ORACLE || a.mode() == Mode.ORACLE_TTFT;
-            int[][] oracleTokens = oracle ? IntStream.range(0, trace.requests().size()).parallel()
-                    .mapToObj(i -> serving.tokenizer().promptTokens(body(a.model(),
-                            text.prompt(trace.requests().get(i), a.maxPromptTokens()),
-                            trace.requests().get(i).outputLength())))
-                    .toArray(int[][]::new) : new int[0][];
-            List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
-            AtomicLong failed = new AtomicLong();
-            long maxLag = 0;
-            long start = System.nanoTime();
-            long t0 = trace.requests().get(0).timestampMs();
-            for (int i = 0; i < trace.requests().size(); i++) {
-                MooncakeTrace.Request r = trace.requests().get(i);
-                long due = start + Math.round((r.timestampMs() - t0) * 1e6 / a.speedup());
-                for (long now = System.nanoTime(); now < due; now = System.nanoTime()) {
-                    LockSupport.parkNanos(due - now);
-                }
-                String body = body(a.model(), text.prompt(r, a.maxPromptTokens()), r.outputLength());
-                HttpRequest.Builder request = HttpRequest.newBuilder().timeout(Duration.ofMinutes(10))
-                        .header("content-type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body));
+            IntFunction<String> bodies = bodies(a, trace, text);
+            int[][] oracleTokens = oracleTokens(a, trace, bodies, serving.tokenizer());
+            TraceSender.Outcome o = TraceSender.replay(trace, a.speedup(), client, bodies, (i, request) -> {
                 if (a.mode().viaRouter) {
                     request.uri(Objects.requireNonNull(a.router()).resolve("/v1/chat/completions"));
-                } else {
-                    SimWorker pick = switch (a.mode()) {
-                        case ORACLE -> longestPrefix(workers, oracleTokens[i], serving.now());
-                        case ORACLE_TTFT -> lowestTtft(workers, oracleTokens[i], serving.now(), perTokenNanos);
-                        default -> workers.get(i % workers.size());
-                    };
-                    request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
-                            .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
+                    return;
                 }
-                maxLag = Math.max(maxLag, System.nanoTime() - due);
-                sent.add(client.sendAsync(request.build(), HttpResponse.BodyHandlers.discarding())
-                        .whenComplete((resp, e) -> {
-                            if (e != null || resp.statusCode() != 200) {
-                                failed.incrementAndGet();
-                            }
-                        }));
-            }
-            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).exceptionally(e -> null)
-                    .get(30, TimeUnit.MINUTES);
+                SimWorker pick = switch (a.mode()) {
+                    case ORACLE, ORACLE_TTFT -> {
+                        long now = serving.now();
+                        Held[] held = workers.stream().map(w -> held(w, oracleTokens[i], now)).toArray(Held[]::new);
+                        int blockSize = Objects.requireNonNull(workers.get(0).kv()).blockSize();
+                        yield workers.get(a.mode() == Mode.ORACLE ? longestPrefix(held)
+                                : lowestTtft(held, oracleTokens[i].length, blockSize));
+                    }
+                    default -> workers.get(i % workers.size());
+                };
+                request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                        .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
+            });
             long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
-            return result(a, workers, baseline, sent.size(), (int) failed.get(), perTokenNanos * a.speedup() / 1000.0,
-                    maxLag / 1e6, serving, routerAvoidable);
+            return result(a, workers, baseline, o.sent(), o.failed(), perTokenNanos * a.speedup() / 1000.0,
+                    o.maxLagNanos() / 1e6, serving, routerAvoidable);
         }
     }
 
     /**
-     * The hit-rate oracle of issue 14: the worker whose cache (the simulator's own, read at send time) holds the
-     * longest prefix of {@code tokens}; ties go to the worker with the least prefill work queued, counting the
-     * requests it accepted that the simulator is still tokenizing ({@link WorkerKv#pendingPrefillTokens}):
-     * reading only the served queue, every tie went to the first worker whenever tokenizing lagged behind
-     * the sends. It maximises each request's hit, not the fleet's balance.
+     * The prefill cost per token that makes the whole trace, with no cache hit at all, keep {@code workers} engines
+     * {@code utilisation} busy at the replay's speed.
      */
-    static SimWorker longestPrefix(List<SimWorker> workers, int[] tokens, long now) {
-        SimWorker best = workers.get(0);
-        int bestBlocks = -1;
-        long bestWait = Long.MAX_VALUE;
-        for (SimWorker w : workers) {
-            WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
-            int blocks = kv.cachedPrefix(0, tokens);
-            long wait = kv.pendingPrefillTokens(0, now);
-            if (blocks > bestBlocks || (blocks == bestBlocks && wait < bestWait)) {
-                best = w;
-                bestBlocks = blocks;
-                bestWait = wait;
+    static long perTokenNanos(Args a, MooncakeTrace trace) {
+        long tokens = trace.requests().stream().mapToLong(r -> Math.min(r.inputLength(), a.maxPromptTokens())).sum();
+        double wallNanos = trace.durationMs() * 1e6 / a.speedup();
+        return Math.max(1, Math.round(a.utilisation() * a.workers() * wallNanos / Math.max(1, tokens)));
+    }
+
+    /** Each request's chat body, made when asked (at its send time: the bodies of a whole trace are large). */
+    static IntFunction<String> bodies(Args a, MooncakeTrace trace, TraceText text) {
+        return i -> body(a.model(), text.prompt(trace.requests().get(i), a.maxPromptTokens()),
+                trace.requests().get(i).outputLength());
+    }
+
+    /** Each prompt's token IDs for the oracle modes (none otherwise), tokenized in parallel ahead of the replay. */
+    static int[][] oracleTokens(Args a, MooncakeTrace trace, IntFunction<String> bodies, SimTokenizer tokenizer) {
+        if (a.mode() != Mode.ORACLE && a.mode() != Mode.ORACLE_TTFT) {
+            return new int[0][];
+        }
+        return IntStream.range(0, trace.requests().size()).parallel()
+                .mapToObj(i -> tokenizer.promptTokens(bodies.apply(i))).toArray(int[][]::new);
+    }
+
+    /**
+     * What the oracles read of one engine at a request's send time, from the simulator's own state: the leading
+     * blocks of the prompt its cache holds, and the prefill work queued on it in tokens, counting the requests it
+     * accepted that the simulator is still tokenizing ({@link PrefillQueue#pendingTokens}).
+     */
+    record Held(int blocks, long pendingTokens) {
+    }
+
+    private static Held held(SimWorker w, int[] tokens, long now) {
+        WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
+        return new Held(kv.cachedPrefix(0, tokens), kv.pendingPrefillTokens(0, now));
+    }
+
+    /**
+     * The hit-rate oracle of issue 14: the engine whose cache holds the longest prefix of the prompt; ties go to the
+     * engine with the least prefill work queued (reading only the served queue, every tie went to the first engine
+     * whenever tokenizing lagged behind the sends). It maximises each request's hit, not the fleet's balance.
+     */
+    static int longestPrefix(Held[] engines) {
+        int best = 0;
+        for (int i = 1; i < engines.length; i++) {
+            Held h = engines[i];
+            Held b = engines[best];
+            if (h.blocks() > b.blocks() || (h.blocks() == b.blocks() && h.pendingTokens() < b.pendingTokens())) {
+                best = i;
             }
         }
         return best;
     }
 
     /**
-     * The TTFT oracle: the worker whose simulated time to first token for {@code tokens} is lowest, from the
-     * simulator's own caches and prefill queues (its queued prefill tokens, those still being tokenized by their
-     * estimate, plus the prompt's uncached tokens, at the fleet's cost per token); ties go to the longer cached prefix. Greedy per request: it can still fill a queue that a
-     * later request would have wanted.
+     * The TTFT oracle: the engine whose simulated time to first token for the prompt is lowest (its queued prefill
+     * tokens plus the prompt's uncached tokens, all at one cost per token); ties go to the longer cached prefix.
+     * Greedy per request: it can still fill a queue that a later request would have wanted.
      */
-    static SimWorker lowestTtft(List<SimWorker> workers, int[] tokens, long now, long perTokenNanos) {
-        SimWorker best = workers.get(0);
+    static int lowestTtft(Held[] engines, int promptTokens, int blockSize) {
+        int best = -1;
         long bestCost = Long.MAX_VALUE;
         int bestBlocks = -1;
-        for (SimWorker w : workers) {
-            WorkerKv kv = Objects.requireNonNull(w.kv(), "a caching worker");
-            int blocks = kv.cachedPrefix(0, tokens);
-            long uncached = Math.max(0, tokens.length - (long) blocks * kv.blockSize());
-            // The queued work in tokens, including accepted requests still being tokenized (as the oracle).
-            long cost = perTokenNanos * (kv.pendingPrefillTokens(0, now) + uncached);
-            if (cost < bestCost || (cost == bestCost && blocks > bestBlocks)) {
-                best = w;
+        for (int i = 0; i < engines.length; i++) {
+            Held h = engines[i];
+            long cost = h.pendingTokens() + Math.max(0, promptTokens - (long) h.blocks() * blockSize);
+            if (cost < bestCost || (cost == bestCost && h.blocks() > bestBlocks)) {
+                best = i;
                 bestCost = cost;
-                bestBlocks = blocks;
+                bestBlocks = h.blocks();
             }
         }
         return best;
@@ -328,7 +338,7 @@ public final class KvReplay {
             ttft[i] = (isl - hit) * perTokenNanos;
         }
         Arrays.sort(ttft);
-        return new Result(a.mode(), ttft.length, 0, prompt == 0 ? 0 : cached / (double) prompt,
+        return new Result(a.rowLabel(), ttft.length, 0, prompt == 0 ? 0 : cached / (double) prompt,
                 traceMs(ttft, 0.50, a.speedup()), traceMs(ttft, 0.90, a.speedup()), traceMs(ttft, 0.99, a.speedup()),
                 new long[0], 0, perTokenNanos * a.speedup() / 1000.0, 0, -1, -1, -1);
     }
@@ -357,7 +367,7 @@ public final class KvReplay {
         }
     }
 
-    private static String body(String model, String prompt, int outputLength) {
+    static String body(String model, String prompt, int outputLength) {
         var root = JSON.createObjectNode().put("model", model).put("max_tokens", Math.max(1, outputLength));
         root.putArray("messages").addObject().put("role", "user").put("content", prompt);
         try {
@@ -401,14 +411,14 @@ public final class KvReplay {
         long[] sorted = ttfts.stream().mapToLong(Long::longValue).sorted().toArray();
         double mean = Arrays.stream(perWorker).sum() / (double) perWorker.length;
         double maxShare = mean == 0 ? 0 : Arrays.stream(perWorker).max().orElse(0) / mean;
-        return new Result(a.mode(), sent, failed, prompt == 0 ? 0 : cached / (double) prompt,
+        return new Result(a.rowLabel(), sent, failed, prompt == 0 ? 0 : cached / (double) prompt,
                 traceMs(sorted, 0.50, a.speedup()), traceMs(sorted, 0.90, a.speedup()),
                 traceMs(sorted, 0.99, a.speedup()), perWorker, maxShare, perTokenTraceUs, maxLagMs,
                 serving.avoidableTokens(), serving.avoidableNotBusierTokens(), routerAvoidable);
     }
 
     /** Nearest-rank percentile, in trace milliseconds. */
-    private static double traceMs(long[] sorted, double q, double speedup) {
+    static double traceMs(long[] sorted, double q, double speedup) {
         if (sorted.length == 0) {
             return 0;
         }
@@ -460,14 +470,20 @@ public final class KvReplay {
 
     /** Whether the router's /metrics counts a loaded tokenizer ({@code continuum_dynamo_kv_tokenizer_loads_total}). */
     private static boolean tokenizerLoaded(HttpClient client, URI router) throws Exception {
+        return metric(client, router, "continuum_dynamo_kv_tokenizer_loads_total", "result=\"loaded\"") >= 1;
+    }
+
+    /** The sum of the router's {@code name} series whose labels contain {@code label}, from its /metrics. */
+    static double metric(HttpClient client, URI router, String name, String label) throws Exception {
         String metrics = client.send(HttpRequest.newBuilder(router.resolve("/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
+        double sum = 0;
         for (String line : metrics.split("\n")) {
-            if (line.startsWith("continuum_dynamo_kv_tokenizer_loads_total{") && line.contains("result=\"loaded\"")) {
-                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)) >= 1;
+            if (line.startsWith(name + "{") && line.contains(label)) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
             }
         }
-        return false;
+        return sum;
     }
 
     private static int countConnected(JsonNode node) {

@@ -65,18 +65,15 @@ public final class SimMain {
         List<String> models = List.of("demo-model");
         int chunks = 8;
         long delayMs = 0;
-        for (int i = 1; i < args.length; i += 2) {
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + ": missing value");
-            }
-            String v = args[i + 1];
-            switch (args[i]) {
+        for (SimArgs.Option o : SimArgs.of(args)) {
+            String v = o.value();
+            switch (o.name()) {
                 case "--host" -> host = v;
-                case "--port" -> port = Integer.parseInt(v);
+                case "--port" -> port = o.intValue();
                 case "--models" -> models = Arrays.stream(v.split(",")).map(String::trim).toList();
-                case "--chunks" -> chunks = Integer.parseInt(v);
-                case "--chunk-delay-ms" -> delayMs = Long.parseLong(v);
-                default -> throw new IllegalArgumentException(args[i] + ": unknown option");
+                case "--chunks" -> chunks = o.intValue();
+                case "--chunk-delay-ms" -> delayMs = o.longValue();
+                default -> throw o.unknown();
             }
         }
         OpenAiUpstream upstream = OpenAiUpstream.start(host, port, models, chunks, delayMs);
@@ -111,44 +108,37 @@ public final class SimMain {
         long delayMs = 50;
         java.nio.file.Path tokenizer = null;
         java.nio.file.Path tokenizerConfig = null;
-        double prefillBaseMs = 20;
-        double prefillUsPerToken = 50;
+        java.time.Duration prefillBase = java.time.Duration.ofMillis(20);
+        java.time.Duration prefillPerToken = java.time.Duration.ofNanos(50_000);
         boolean kvEvents = true;
-        for (int i = 1; i < args.length; i += 2) {
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + ": missing value");
-            }
-            String v = args[i + 1];
-            switch (args[i]) {
-                case "--root" -> root = java.nio.file.Path.of(v);
+        for (SimArgs.Option o : SimArgs.of(args)) {
+            String v = o.value();
+            switch (o.name()) {
+                case "--root" -> root = o.path();
                 case "--etcd" -> store = new Store.Etcd(Arrays.stream(v.split(",")).map(String::trim).toList());
                 case "--kubernetes" -> k8sNamespace = v;
                 case "--k8s-objects" -> objects = Store.KubernetesObjects.valueOf(v.toUpperCase(Locale.ROOT));
                 case "--namespace" -> namespace = v;
                 case "--model" -> model = v;
-                case "--prefill" -> prefill = Integer.parseInt(v);
-                case "--decode" -> decode = Integer.parseInt(v);
-                case "--dp" -> dp = Integer.parseInt(v);
+                case "--prefill" -> prefill = o.intValue();
+                case "--decode" -> decode = o.intValue();
+                case "--dp" -> dp = o.intValue();
                 case "--pool" -> pools.add(Pool.parse(v));
-                case "--slots" -> slots = Integer.parseInt(v);
-                case "--kv-blocks" -> kvBlocks = Long.parseLong(v);
-                case "--block-size" -> blockSize = Integer.parseInt(v);
+                case "--slots" -> slots = o.intValue();
+                case "--kv-blocks" -> kvBlocks = o.longValue();
+                case "--block-size" -> blockSize = o.intValue();
                 case "--silence" -> script.add(Misbehaviour.parse(Misbehaviour.Kind.SILENCE, v));
                 case "--stall" -> script.add(Misbehaviour.parse(Misbehaviour.Kind.STALL, v));
                 case "--host" -> host = v;
-                case "--port" -> port = Integer.parseInt(v);
-                case "--chunks" -> chunks = Integer.parseInt(v);
-                case "--chunk-delay-ms" -> delayMs = Long.parseLong(v);
-                case "--tokenizer" -> tokenizer = java.nio.file.Path.of(v);
-                case "--tokenizer-config" -> tokenizerConfig = java.nio.file.Path.of(v);
-                case "--prefill-base-ms" -> prefillBaseMs = Double.parseDouble(v);
-                case "--prefill-us-per-token" -> prefillUsPerToken = Double.parseDouble(v);
-                case "--kv-events" -> kvEvents = switch (v) {
-                    case "on" -> true;
-                    case "off" -> false;
-                    default -> throw new IllegalArgumentException("--kv-events: " + v + " (expected: on, off)");
-                };
-                default -> throw new IllegalArgumentException(args[i] + ": unknown option");
+                case "--port" -> port = o.intValue();
+                case "--chunks" -> chunks = o.intValue();
+                case "--chunk-delay-ms" -> delayMs = o.longValue();
+                case "--tokenizer" -> tokenizer = o.path();
+                case "--tokenizer-config" -> tokenizerConfig = o.path();
+                case "--prefill-base-ms" -> prefillBase = o.millis();
+                case "--prefill-us-per-token" -> prefillPerToken = o.micros();
+                case "--kv-events" -> kvEvents = o.onOff();
+                default -> throw o.unknown();
             }
         }
         if (tokenizer == null && tokenizerConfig != null) {
@@ -173,9 +163,8 @@ public final class SimMain {
             options = options.withPools(options.effectivePools().stream().map(p -> p.withDp(size)).toList());
         }
         if (tokenizer != null) {
-            options = options.withKv(new SimKv(tokenizer, tokenizerConfig,
-                    java.time.Duration.ofNanos(Math.round(prefillBaseMs * 1e6)),
-                    java.time.Duration.ofNanos(Math.round(prefillUsPerToken * 1e3))).withKvEvents(kvEvents));
+            options = options.withKv(new SimKv(tokenizer, tokenizerConfig, prefillBase, prefillPerToken)
+                    .withKvEvents(kvEvents));
         }
         return new FleetArgs(options, List.copyOf(script));
     }

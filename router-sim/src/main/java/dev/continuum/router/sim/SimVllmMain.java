@@ -2,7 +2,6 @@ package dev.continuum.router.sim;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -25,32 +24,33 @@ final class SimVllmMain {
         int blockSize = 16;
         VllmKvGeneration generation = VllmKvGeneration.MAP;
         String topic = "";
-        double baseMs = 2;
-        double usPerToken = 20;
-        for (int i = 1; i < args.length; i += 2) {
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + ": missing value");
-            }
-            String v = args[i + 1];
-            switch (args[i]) {
+        Duration base = Duration.ofMillis(2);
+        Duration perToken = Duration.ofNanos(20_000);
+        for (SimArgs.Option o : SimArgs.of(args)) {
+            String v = o.value();
+            switch (o.name()) {
                 case "--host" -> host = v;
-                case "--port" -> port = Integer.parseInt(v);
+                case "--port" -> port = o.intValue();
                 case "--model" -> model = v;
-                case "--tokenizer" -> tokenizer = Path.of(v);
-                case "--kv-blocks" -> blocks = Long.parseLong(v);
-                case "--block-size" -> blockSize = Integer.parseInt(v);
-                case "--encoding" -> generation = VllmKvGeneration.valueOf(v.toUpperCase(Locale.ROOT));
+                case "--tokenizer" -> tokenizer = o.path();
+                case "--kv-blocks" -> blocks = o.longValue();
+                case "--block-size" -> blockSize = o.intValue();
+                case "--encoding" -> generation = switch (v) {
+                    case "map" -> VllmKvGeneration.MAP;
+                    case "array" -> VllmKvGeneration.ARRAY;
+                    default -> throw o.invalid("map, array");
+                };
                 case "--topic" -> topic = v;
-                case "--prefill-base-ms" -> baseMs = Double.parseDouble(v);
-                case "--prefill-us-per-token" -> usPerToken = Double.parseDouble(v);
-                default -> throw new IllegalArgumentException(args[i] + ": unknown option");
+                case "--prefill-base-ms" -> base = o.millis();
+                case "--prefill-us-per-token" -> perToken = o.micros();
+                default -> throw o.unknown();
             }
         }
         if (tokenizer == null) {
             throw new IllegalArgumentException("--tokenizer: required (the model's tokenizer.json)");
         }
         SimVllmServer.Options options = new SimVllmServer.Options(model, tokenizer, blockSize, blocks, generation,
-                topic, Duration.ofNanos((long) (baseMs * 1_000_000)), Duration.ofNanos((long) (usPerToken * 1_000)));
+                topic, base, perToken);
         SimVllmServer server = SimVllmServer.start(host, port, options);
         System.out.println("vllm " + server.baseUrl() + " kv_events " + server.kvEndpoint() + " replay "
                 + server.replayEndpoint());

@@ -31,9 +31,9 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A simulated plain vLLM server, as a router sees one: the OpenAI API ({@code GET /v1/models}, {@code GET /health},
@@ -43,15 +43,12 @@ import java.util.regex.Pattern;
  *
  * <p>A chat body is rendered and tokenized as Qwen3's template renders a text conversation ({@link SimTokenizer}),
  * off the event loop; then the engine serves it: its cached prefix is looked up, the rest stored (evictions and
- * new blocks go out as events), and the answer waits for the simulated time to first token:
- *
- * <pre>
- *   start = max(arrival, the previous prefill's end)            one prefill at a time, in arrival order
- *   TTFT  = start + prefill_base + prefill_per_token × uncached tokens − arrival
- * </pre>
- *
- * so TTFT grows with both the uncached tokens and the queue. The answer's {@code usage} carries
- * {@code prompt_tokens} and {@code prompt_tokens_details.cached_tokens}, as vLLM reports them.
+ * new blocks go out as events), and the answer waits for the simulated time to first token, the Dynamo workers'
+ * prefill model ({@link PrefillQueue}: one prefill at a time in arrival order, {@code prefill_base +
+ * prefill_per_token × uncached tokens} each), so TTFT grows with both the uncached tokens and the queue. The
+ * answer's {@code usage}
+ * carries {@code prompt_tokens} and {@code prompt_tokens_details.cached_tokens}, as vLLM reports them; the
+ * replay harness reads the same figures and each request's TTFT from {@link #stats}.
  */
 public final class SimVllmServer implements AutoCloseable {
     private static final Pattern MODEL = Pattern.compile("\"model\"\\s*:\\s*\"([^\"]{1,256})\"");
@@ -90,19 +87,24 @@ public final class SimVllmServer implements AutoCloseable {
 
     private final Options options;
     private final SimTokenizer tokenizer;
+    /** Whether {@link #close} closes the tokenizer (false when the caller shares one among servers). */
+    private final boolean ownsTokenizer;
     private final VllmKvEngine engine;
     private final ExecutorService encoders;
     private final EventLoopGroup group;
     private final Channel channel;
-    private final AtomicLong requests = new AtomicLong();
-    private final AtomicLong promptTokens = new AtomicLong();
-    private final AtomicLong cachedTokens = new AtomicLong();
-    /** When the prefill queue empties (System.nanoTime); guarded by {@code this}. */
-    private long prefillEnd = Long.MIN_VALUE;
+    /** Guarded by {@code this}, as are {@link #counters} and serving on the engine. */
+    private final PrefillQueue queue;
+    private final ServeCounters counters = new ServeCounters();
+    private long lagMax;
+    private long lagTotal;
 
-    private SimVllmServer(Options options, String host, int port) throws InterruptedException {
+    private SimVllmServer(Options options, String host, int port, @Nullable SimTokenizer shared)
+            throws InterruptedException {
         this.options = options;
-        this.tokenizer = SimTokenizer.load(options.tokenizerJson());
+        this.ownsTokenizer = shared == null;
+        this.tokenizer = shared != null ? shared : SimTokenizer.load(options.tokenizerJson());
+        this.queue = new PrefillQueue(options.prefillBase(), options.prefillPerToken());
         this.engine = new VllmKvEngine(options.generation(), options.blockSize(), options.capacityBlocks(),
                 options.topic());
         this.encoders = Executors.newFixedThreadPool(1, r -> {
@@ -127,7 +129,13 @@ public final class SimVllmServer implements AutoCloseable {
 
     /** Starts a server on {@code host:port} (0: any free port) with its KV publisher. */
     public static SimVllmServer start(String host, int port, Options options) throws InterruptedException {
-        return new SimVllmServer(options, host, port);
+        return new SimVllmServer(options, host, port, null);
+    }
+
+    /** As {@link #start(String, int, Options)}, tokenizing with {@code tokenizer} (not closed with the server). */
+    static SimVllmServer start(String host, int port, Options options, SimTokenizer tokenizer)
+            throws InterruptedException {
+        return new SimVllmServer(options, host, port, tokenizer);
     }
 
     public URI baseUrl() {
@@ -161,22 +169,27 @@ public final class SimVllmServer implements AutoCloseable {
     }
 
     /** Chat requests served. */
-    public long requests() {
-        return requests.get();
+    public synchronized long requests() {
+        return counters.requests();
     }
 
-    public long promptTokens() {
-        return promptTokens.get();
+    public synchronized long promptTokens() {
+        return counters.promptTokens();
     }
 
     /** Prompt tokens that were served from the prefix cache. */
-    public long cachedTokens() {
-        return cachedTokens.get();
+    public synchronized long cachedTokens() {
+        return counters.cachedTokens();
     }
 
     /** Leading blocks of this body's prompt the cache holds (the oracle's question), without touching them. */
     public int cachedPrefix(String chatBody) {
         return engine.cachedPrefix(tokenizer.promptTokens(chatBody));
+    }
+
+    /** What this server has served: requests, prompt and cached tokens, each request's simulated TTFT. */
+    synchronized ServeCounters.Stats stats() {
+        return counters.stats();
     }
 
     /** The prompt tokens of a chat body, as this server tokenizes it. */
@@ -188,20 +201,24 @@ public final class SimVllmServer implements AutoCloseable {
     record Served(long ttftNanos, int cachedTokens) {
     }
 
-    /** Serves a prompt (any thread). */
-    Served serve(int[] tokens, long arrivalNanos) {
+    /** Serves a prompt (any thread) that arrived at {@code arrivalNanos}. */
+    synchronized Served serve(int[] tokens, long arrivalNanos) {
         int cachedBlocks = engine.serve(tokens);
         int cached = Math.min(tokens.length, cachedBlocks * options.blockSize());
-        long uncached = tokens.length - cached;
-        requests.incrementAndGet();
-        promptTokens.addAndGet(tokens.length);
-        cachedTokens.addAndGet(cached);
-        long cost = options.prefillBase().toNanos() + options.prefillPerToken().toNanos() * uncached;
-        synchronized (this) {
-            long start = prefillEnd == Long.MIN_VALUE || prefillEnd - arrivalNanos < 0 ? arrivalNanos : prefillEnd;
-            prefillEnd = start + cost;
-            return new Served(prefillEnd - arrivalNanos, cached);
-        }
+        long ttft = queue.admit(arrivalNanos, tokens.length - cached);
+        counters.served(tokens.length, cached, ttft);
+        long lag = System.nanoTime() - arrivalNanos;
+        lagMax = Math.max(lagMax, lag);
+        lagTotal += lag;
+        return new Served(ttft, cached);
+    }
+
+    /**
+     * How long requests waited from their arrival to being served, in nanoseconds, as {@code {longest, total}}: the
+     * simulator's own tokenizing delay, by which its KV events (sent when a prompt is served) trail the arrival.
+     */
+    synchronized long[] serveLag() {
+        return new long[] {lagMax, lagTotal};
     }
 
     @Override
@@ -212,7 +229,9 @@ public final class SimVllmServer implements AutoCloseable {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         encoders.shutdownNow();
         engine.close();
-        tokenizer.close();
+        if (ownsTokenizer) {
+            tokenizer.close();
+        }
     }
 
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {

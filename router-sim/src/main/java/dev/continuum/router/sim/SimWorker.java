@@ -211,7 +211,7 @@ public final class SimWorker {
         if (kv == null) {
             return Optional.empty();
         }
-        WorkerKv.Stats s = kv.stats();
+        ServeCounters.Stats s = kv.stats();
         return Optional.of(new KvStats(s.requests(), s.promptTokens(), s.cachedTokens(), s.ttftNanos()));
     }
 

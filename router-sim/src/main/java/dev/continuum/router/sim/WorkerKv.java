@@ -1,7 +1,5 @@
 package dev.continuum.router.sim;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -13,11 +11,8 @@ import org.zeromq.ZContext;
  * kv-events publisher. Serving a prompt looks up its cached prefix, stores the rest (evicting what no longer
  * fits), queues the events that describe this and returns the prompt's simulated time to first token:
  *
- * <pre>
- *   start = max(arrival, the rank's previous prefill end)        one prefill at a time per rank, in arrival order
- *   end   = start + prefillBase + prefillPerToken × uncached tokens
- *   TTFT  = end − arrival
- * </pre>
+ * {@link PrefillQueue}'s model, one queue per rank: one prefill at a time per rank, in arrival order, costing
+ * {@code prefillBase + prefillPerToken × uncached tokens}.
  *
  * <p>Events: the evicted blocks as {@code removed}, then the new blocks as {@code stored} (parent: the last cached
  * block), each split in batches of at most {@link #MAX_BATCH_BLOCKS} blocks as upstream's publisher batches them;
@@ -35,30 +30,19 @@ final class WorkerKv implements AutoCloseable {
     record Served(int rank, int promptTokens, int cachedTokens, long ttftNanos, long[] seqHashes) {
     }
 
-    /** Totals since start, for the replay harness. */
-    record Stats(long requests, long promptTokens, long cachedTokens, long[] ttftNanos) {
-    }
-
-    private static final int MAX_RECORDED = 1 << 20;
-
     private final long workerId;
     private final int blockSize;
     private final SimKv options;
     private final PrefixCache[] caches;
-    private final long[] prefillEnd;
+    private final PrefillQueue[] queues;
     private final long[] nextEventId;
-    /** Per rank: estimated prompt tokens of requests accepted but not yet served (being tokenized). */
-    private final long[] announced;
     private final EventPublisher publisher;
     /** vLLM's own stream beside Dynamo's, when {@link SimKv#vllmEvents()} asks for it. */
     private final @Nullable VllmKvPublisher vllm;
     private final Executor sender;
     private final PrefillCounts prefills;
     private final ConcurrentLinkedQueue<byte[]> outbox = new ConcurrentLinkedQueue<>();
-    private long requests;
-    private long promptTokens;
-    private long cachedTokens;
-    private final List<Long> ttfts = new ArrayList<>();
+    private final ServeCounters counters = new ServeCounters();
 
     /** @param sender runs {@link #flush} after events were queued: the thread that owns the socket */
     WorkerKv(ZContext zmq, long publisherId, long workerId, int dpSize, int blockSize, long capacityBlocks,
@@ -75,12 +59,11 @@ final class WorkerKv implements AutoCloseable {
         this.blockSize = blockSize;
         this.options = options;
         this.caches = new PrefixCache[dpSize];
-        this.prefillEnd = new long[dpSize];
+        this.queues = new PrefillQueue[dpSize];
         this.nextEventId = new long[dpSize];
-        this.announced = new long[dpSize];
         for (int r = 0; r < dpSize; r++) {
             caches[r] = new PrefixCache(capacityBlocks);
-            prefillEnd[r] = Long.MIN_VALUE;
+            queues[r] = new PrefillQueue(options.prefillBase(), options.prefillPerToken());
         }
         this.publisher = new EventPublisher(zmq, KvEventEncoding.TOPIC, publisherId);
         VllmKvGeneration g = options.vllmEvents();
@@ -128,20 +111,17 @@ final class WorkerKv implements AutoCloseable {
      * own delay, not the modelled engine's).
      */
     synchronized void announce(int rank, long tokens) {
-        int r = rank >= 0 && rank < caches.length ? rank : 0;
-        announced[r] += Math.max(0, tokens);
+        queues[rank >= 0 && rank < caches.length ? rank : 0].announce(tokens);
     }
 
     /** An announced request that will not be served (its body could not be read). */
     synchronized void withdraw(int rank, long tokens) {
-        int r = rank >= 0 && rank < caches.length ? rank : 0;
-        announced[r] = Math.max(0, announced[r] - Math.max(0, tokens));
+        queues[rank >= 0 && rank < caches.length ? rank : 0].withdraw(tokens);
     }
 
     /** As {@link #serve(int, int[], long)}, for a request {@link #announce}d with {@code announcedTokens}. */
     synchronized Served serve(int rank, int[] tokens, long arrivalNanos, long announcedTokens) {
         int r = rank >= 0 && rank < caches.length ? rank : 0;
-        announced[r] = Math.max(0, announced[r] - Math.max(0, announcedTokens));
         TokenBlocks blocks = TokenBlocks.of(tokens, blockSize);
         PrefixCache.Admission a = caches[r].admit(blocks);
         for (int from = 0; from < a.evicted().length; from += MAX_BATCH_BLOCKS) {
@@ -164,16 +144,8 @@ final class WorkerKv implements AutoCloseable {
         }
         int cached = Math.min(tokens.length, a.cached() * blockSize);
         long uncached = tokens.length - cached;
-        long start = Math.max(arrivalNanos, prefillEnd[r]);
-        long cost = options.prefillBase().toNanos() + saturatedMultiply(options.prefillPerToken().toNanos(), uncached);
-        prefillEnd[r] = start + cost;
-        long ttft = prefillEnd[r] - arrivalNanos;
-        requests++;
-        promptTokens += tokens.length;
-        cachedTokens += cached;
-        if (ttfts.size() < MAX_RECORDED) {
-            ttfts.add(ttft);
-        }
+        long ttft = queues[r].admit(arrivalNanos, uncached, announcedTokens);
+        counters.served(tokens.length, cached, ttft);
         send();
         return new Served(r, tokens.length, cached, ttft, seq);
     }
@@ -183,12 +155,6 @@ final class WorkerKv implements AutoCloseable {
         return System.currentTimeMillis() / 1000.0;
     }
 
-    private static long saturatedMultiply(long a, long b) {
-        long hi = Math.multiplyHigh(a, b);
-        long lo = a * b;
-        return hi == 0 && lo >= 0 ? lo : Long.MAX_VALUE;
-    }
-
     /** Leading blocks of {@code tokens} cached on {@code rank}, without touching them. */
     synchronized int cachedPrefix(int rank, int[] tokens) {
         return caches[rank].cachedPrefix(TokenBlocks.of(tokens, blockSize));
@@ -196,7 +162,7 @@ final class WorkerKv implements AutoCloseable {
 
     /** When {@code rank}'s prefill queue empties (on the fleet's clock); in the past when idle. */
     synchronized long prefillEnd(int rank) {
-        return prefillEnd[rank];
+        return queues[rank].end();
     }
 
     /**
@@ -206,10 +172,7 @@ final class WorkerKv implements AutoCloseable {
      * {@code active_prefill_tokens} reports when {@link SimKv#reportPrefillBacklog()} is on.
      */
     synchronized long pendingPrefillTokens(int rank, long now) {
-        long end = prefillEnd[rank]; // Long.MIN_VALUE before the first prefill: compare, never subtract
-        long perToken = options.prefillPerToken().toNanos();
-        long queued = end <= now || perToken <= 0 ? 0 : (end - now + perToken - 1) / perToken;
-        return queued + announced[rank];
+        return queues[rank].pendingTokens(now);
     }
 
     boolean reportsPrefillBacklog() {
@@ -249,12 +212,8 @@ final class WorkerKv implements AutoCloseable {
         }
     }
 
-    synchronized Stats stats() {
-        long[] t = new long[ttfts.size()];
-        for (int i = 0; i < t.length; i++) {
-            t[i] = ttfts.get(i);
-        }
-        return new Stats(requests, promptTokens, cachedTokens, t);
+    synchronized ServeCounters.Stats stats() {
+        return counters.stats();
     }
 
     /** Sends the queued events, oldest first. On the sender only. */

@@ -115,6 +115,42 @@ class KvReplayTest {
         assertThat(bound.row()).startsWith("| bound | 24 | 0 | 0.643 | ").endsWith("| (no fleet) |");
     }
 
+    /**
+     * The same trace against four simulated plain vLLM servers ({@code --fleet vllm}): they list themselves for the
+     * router's configuration, round robin spreads evenly, and the oracle, reading the cache state each request will
+     * meet, finds each conversation's history: turns 2 to 4 of 6 conversations reuse their earlier turns.
+     */
+    @Test
+    void thePinnedModesReplayATraceAgainstPlainVllmServers() throws Exception {
+        List<String> lines = new ArrayList<>();
+        for (int turn = 0; turn < 4; turn++) {
+            for (int c = 0; c < 6; c++) {
+                int conv = c;
+                int blocks = 2 + turn;
+                String ids = LongStream.range(0, blocks).map(i -> conv * 100L + i).mapToObj(Long::toString)
+                        .collect(Collectors.joining(", "));
+                lines.add("{\"timestamp\": " + (turn * 1000 + c * 150) + ", \"input_length\": " + (blocks * 512)
+                        + ", \"output_length\": 3, \"hash_ids\": [" + ids + "]}");
+            }
+        }
+        Path trace = Files.write(dir.resolve("trace.jsonl"), lines);
+        Path tokenizerJson = SimTokenizerTest.models().resolve("tokenizer.json");
+
+        KvReplay.Result rr = replay(trace, tokenizerJson, "round-robin", "--fleet", "vllm");
+        KvReplay.Result oracle = replay(trace, tokenizerJson, "oracle", "--fleet", "vllm");
+
+        for (KvReplay.Result r : List.of(rr, oracle)) {
+            assertThat(r.sent()).isEqualTo(24);
+            assertThat(r.failed()).isZero();
+            assertThat(LongStream.of(r.perWorker()).sum()).isEqualTo(24);
+            assertThat(r.p90Ms()).isGreaterThanOrEqualTo(r.p50Ms()).isPositive();
+        }
+        assertThat(rr.perWorker()).containsOnly(6);
+        assertThat(oracle.hitRate()).isGreaterThan(0.5).isGreaterThan(rr.hitRate());
+        assertThat(Files.readAllLines(dir.resolve("oracle").resolve("servers.txt")))
+                .hasSize(4).allMatch(l -> l.matches("vllm-\\d http://127\\.0\\.0\\.1:\\d+ tcp://\\S+ tcp://\\S+"));
+    }
+
     @Test
     void aModeThroughTheRouterNeedsItsUrl() {
         assertThatThrownBy(() -> KvReplay.parse(new String[] {"replay", "--trace", "t", "--tokenizer", "x",
@@ -123,12 +159,15 @@ class KvReplayTest {
                 .hasMessageContaining("kv-aware, load-only, round-robin, oracle, oracle-ttft or bound");
     }
 
-    private KvReplay.Result replay(Path trace, Path tokenizerJson, String mode) throws Exception {
-        KvReplay.Args args = KvReplay.parse(new String[] {"replay", "--trace", trace.toString(), "--tokenizer",
+    private KvReplay.Result replay(Path trace, Path tokenizerJson, String mode, String... more) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("replay", "--trace", trace.toString(), "--tokenizer",
             tokenizerJson.toString(), "--root", dir.resolve(mode).toString(), "--mode", mode, "--workers", "4",
-            "--speedup", "2", "--kv-blocks", "4096"});
+            "--speedup", "2", "--kv-blocks", "4096"));
+        argv.addAll(List.of(more));
+        KvReplay.Args args = KvReplay.parse(argv.toArray(String[]::new));
         ByteArrayOutputStream log = new ByteArrayOutputStream();
-        return KvReplay.run(args, new PrintStream(log, true, StandardCharsets.UTF_8));
+        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
+        return args.fleet() == KvReplay.Fleet.VLLM ? VllmReplay.run(args, out) : KvReplay.run(args, out);
     }
 
     private static String chat(String content) {

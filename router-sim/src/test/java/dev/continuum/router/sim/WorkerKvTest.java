@@ -59,7 +59,7 @@ class WorkerKvTest {
             assertThat(partial.cachedTokens()).isEqualTo(32);
             assertThat(partial.ttftNanos()).isEqualTo(10 * MS + 10_000);
 
-            WorkerKv.Stats stats = w.stats();
+            ServeCounters.Stats stats = w.stats();
             assertThat(stats.requests()).isEqualTo(4);
             assertThat(stats.promptTokens()).isEqualTo(40 + 40 + 40 + 42);
             assertThat(stats.cachedTokens()).isEqualTo(40 + 32);

@@ -93,12 +93,12 @@ public final class KvPipeline extends StartStopSupport {
 
     /**
      * The proxy's chooser among plain backends by their KV cache ({@code dynamo.kv_cache_index.selection}), over this
-     * pipeline's artifact store and encoder, so its models follow the same pins and caches.
+     * pipeline's artifact store, encoder and block-hash cache, so its models follow the same pins and caches.
      */
     public KvBackendChooser backendChooser(Supplier<KvCacheIndexConfig> index, BackendKvIndex kvIndex,
             MeterRegistry registry) {
         return new KvBackendChooser(index, config, store, encoder, new BackendKvScorer(kvIndex),
-                new SelectionMetrics(registry));
+                new SelectionMetrics(registry), blockHashes);
     }
 
     /** Applies a reloaded {@code dynamo.kv}: a removed pin drops what it loaded; a new cache directory is used. */

@@ -4,6 +4,7 @@ import dev.continuum.router.kv.backend.BackendKvIndex;
 import dev.continuum.router.proxy.BackendChooser;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Scores a request's available candidates by the prefix each holds against its load, as the KV-aware picker scores
@@ -11,12 +12,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  *   cost = prefill_load_scale × max(0, prompt blocks − overlap_score_credit × cached blocks)
- *        + in-flight requests × prompt blocks
+ *        + in-flight requests × uncached blocks per request
  * </pre>
  *
  * where cached blocks is the candidate's leading run of the prompt's chained block hashes in the
  * {@link BackendKvIndex} (0 for a candidate without a source), and each request this router has in flight to it
- * counts as a prompt of this one's size (the decode term: the KV those requests hold). The lowest cost wins; a tie
+ * stands for the prefill work a request sent there recently carried: a moving average of the uncached blocks of
+ * the requests this scorer sent to that backend (each new one weighs 1/8), or this prompt's blocks before it has
+ * one. The KV-aware picker's load term is a rank's queued prefill; the router sees only a count of requests, and
+ * counting each as a whole prompt of this one's size made a backend holding the prefix lose to any idle backend as
+ * soon as it had one request in flight, whatever that request's size or cache hit. The lowest cost wins; a tie
  * goes to the larger cached prefix, then round in turn. Lock-free and allocation-free: one walk of the prompt
  * through the index's inverted view for all candidates, then one slot lookup per candidate.
  */
@@ -24,11 +29,24 @@ public final class BackendKvScorer {
     /** Per thread (event loops): the depth of each index slot for the prompt being scored. */
     private static final ThreadLocal<int[]> DEPTHS = ThreadLocal.withInitial(() -> new int[BackendKvIndex.MAX_SLOTS]);
 
+    /** Weight of a new request in a backend's average of uncached blocks per request. */
+    private static final double NEW_REQUEST_WEIGHT = 1.0 / 8;
+    /** No average yet: {@code Double.doubleToRawLongBits} of NaN is never a sample's bits. */
+    private static final long NO_AVERAGE = Double.doubleToRawLongBits(Double.NaN);
+
     private final BackendKvIndex index;
     private final AtomicInteger start = new AtomicInteger();
+    /**
+     * Per index slot, the moving average of the uncached blocks of the requests sent there, as double bits. Updated
+     * by plain reads and writes from any event loop: a lost update only delays the average.
+     */
+    private final AtomicLongArray uncachedPerRequest = new AtomicLongArray(BackendKvIndex.MAX_SLOTS);
 
     public BackendKvScorer(BackendKvIndex index) {
         this.index = index;
+        for (int i = 0; i < BackendKvIndex.MAX_SLOTS; i++) {
+            uncachedPerRequest.set(i, NO_AVERAGE);
+        }
     }
 
     /**
@@ -47,18 +65,28 @@ public final class BackendKvScorer {
         double unit = Math.max(1, blocks);
         int best = 0;
         int bestCached = 0;
+        int bestSlot = -1;
         double bestCost = Double.POSITIVE_INFINITY;
         for (int k = 0; k < n; k++) {
             int i = offset + k < n ? offset + k : offset + k - n;
             BackendChooser.Candidate c = available.get(i);
             int slot = index.slot(c.name());
             int cached = slot < 0 ? 0 : depths[slot];
-            double cost = prefillScale * Math.max(0, blocks - overlapCredit * cached) + c.inFlight() * unit;
+            double perRequest = slot < 0 ? unit : Double.longBitsToDouble(uncachedPerRequest.get(slot));
+            double load = c.inFlight() == 0 ? 0 : c.inFlight() * (Double.isNaN(perRequest) ? unit : perRequest);
+            double cost = prefillScale * Math.max(0, blocks - overlapCredit * cached) + load;
             if (cost < bestCost || (cost == bestCost && cached > bestCached)) {
                 best = i;
                 bestCost = cost;
                 bestCached = cached;
+                bestSlot = slot;
             }
+        }
+        if (bestSlot >= 0) {
+            double before = Double.longBitsToDouble(uncachedPerRequest.get(bestSlot));
+            double sample = blocks - bestCached;
+            uncachedPerRequest.set(bestSlot, Double.doubleToRawLongBits(Double.isNaN(before) ? sample
+                    : before + NEW_REQUEST_WEIGHT * (sample - before)));
         }
         return ((long) bestCached << 32) | best;
     }

@@ -6,6 +6,7 @@ import dev.continuum.router.kv.backend.BackendKvIndex;
 import dev.continuum.router.kv.backend.config.BackendSelectionConfig;
 import dev.continuum.router.kv.backend.config.KvCacheIndexConfig;
 import dev.continuum.router.kv.config.KvConfig;
+import dev.continuum.router.kv.hash.BlockHashCache;
 import dev.continuum.router.kv.hash.BlockHasher;
 import dev.continuum.router.kv.prompt.PromptArtifacts;
 import dev.continuum.router.kv.prompt.PromptEncoder;
@@ -28,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  * {@code dynamo.kv_cache_index.selection.models} whose candidates include a backend with a source, the body is
  * copied, rendered and tokenized by the KV prompt pipeline's encoder with the model's pinned files (fetched, verified
  * and cached by the same {@link ArtifactStore}, under the same {@code dynamo.kv.pinned_artifacts}), off the event
- * loop; the prompt's chained block hashes then go to {@link BackendKvScorer} at each pick. Anything else answers
+ * loop; its block hashes come from the pipeline's {@link BlockHashCache} (a conversation's earlier turns' blocks are
+ * not hashed again, and a Dynamo model at the same block size shares the entries), and the prompt's chained
+ * hashes ({@link #promptKeys}) then go to {@link BackendKvScorer} at each pick. Anything else answers
  * null at once and the strategy picks, counted by {@link SelectionResult}. Both sections are read per request, so a
  * reload applies to requests that start afterwards.
  */
@@ -39,6 +42,7 @@ public final class KvBackendChooser implements BackendChooser {
     private final PromptEncoder encoder;
     private final BackendKvScorer scorer;
     private final SelectionMetrics metrics;
+    private final BlockHashCache blockHashes;
     private volatile Sourced sourced = new Sourced(KvCacheIndexConfig.DEFAULTS, Set.of());
 
     /** The backends with a source, per config generation. */
@@ -46,13 +50,14 @@ public final class KvBackendChooser implements BackendChooser {
     }
 
     public KvBackendChooser(Supplier<KvCacheIndexConfig> index, Supplier<KvConfig> kv, ArtifactStore store,
-            PromptEncoder encoder, BackendKvScorer scorer, SelectionMetrics metrics) {
+            PromptEncoder encoder, BackendKvScorer scorer, SelectionMetrics metrics, BlockHashCache blockHashes) {
         this.index = index;
         this.kv = kv;
         this.store = store;
         this.encoder = encoder;
         this.scorer = scorer;
         this.metrics = metrics;
+        this.blockHashes = blockHashes;
     }
 
     @Override
@@ -96,9 +101,23 @@ public final class KvBackendChooser implements BackendChooser {
             });
             return null;
         }
-        long[] blocks = BlockHasher.unsalted().blockHashes(tokens.ids(), blockSize);
-        long[] chained = blocks.length == 0 ? blocks : BlockHasher.sequenceHashes(blocks, blocks.length);
-        return new KvChoice(scorer, metrics, BackendKvIndex.keys(chained), credit, scale);
+        long[] blocks = blockHashes.blockHashes(BlockHasher.unsalted(), tokens.ids(), blockSize, tokens.prefix());
+        return new KvChoice(scorer, metrics, promptKeys(blocks), credit, scale);
+    }
+
+    /**
+     * A prompt's keys in the {@link BackendKvIndex}: its blocks' chained hashes (the router's names for engine
+     * blocks, docs/kv-routing.md "One block identity"), computed and boxed in one pass, once per request off the event
+     * loop, so that the walks at each pick allocate nothing.
+     */
+    public static Long[] promptKeys(long[] blockHashes) {
+        Long[] keys = new Long[blockHashes.length];
+        long chained = 0;
+        for (int i = 0; i < keys.length; i++) {
+            chained = i == 0 ? blockHashes[0] : BlockHasher.chain(chained, blockHashes[i]);
+            keys[i] = chained;
+        }
+        return keys;
     }
 
     /** The model's prompt artifacts when pinned and loaded, else why not (a fetch is queued when one is due). */

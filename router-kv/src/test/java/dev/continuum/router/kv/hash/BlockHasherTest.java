@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import net.openhft.hashing.LongHashFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -72,6 +73,37 @@ class BlockHasherTest {
         assertThat(python(input.toString())).containsExactlyElementsOf(expected);
     }
 
+    /**
+     * The written-out chaining step against two other XXH3-64 implementations of the same 16 bytes: the hashing
+     * library's, and python3-xxhash's; over random words and the edge values (top bits set, zero, all ones).
+     */
+    @Test
+    void theChainingStepIsXxh3OfTheTwoWords() throws Exception {
+        LongHashFunction library = LongHashFunction.xx3(BlockHasher.BASE_SEED);
+        SplittableRandom random = new SplittableRandom(31);
+        long[] edges = {0, -1, Long.MIN_VALUE, Long.MAX_VALUE, 1, BlockHasher.BASE_SEED};
+        StringBuilder input = new StringBuilder();
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            long parent = i < 36 ? edges[i / 6] : random.nextLong();
+            long block = i < 36 ? edges[i % 6] : random.nextLong();
+            long chained = BlockHasher.chain(parent, block);
+            assertThat(chained).as("pair %d", i).isEqualTo(library.hashLongs(new long[] {parent, block}));
+            if (i < 200) {
+                input.append(Long.toUnsignedString(parent)).append(' ').append(Long.toUnsignedString(block))
+                        .append('\n');
+                expected.add(Long.toUnsignedString(chained));
+            }
+        }
+        String script = """
+                import struct, sys, xxhash
+                for line in sys.stdin.read().splitlines():
+                    a, b = (int(x) for x in line.split())
+                    print(xxhash.xxh3_64_intdigest(struct.pack('<QQ', a, b), seed=1337))
+                """;
+        assertThat(runPython(script, input.toString())).containsExactlyElementsOf(expected);
+    }
+
     private static String hex(String s) {
         StringBuilder b = new StringBuilder("-");
         for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
@@ -81,7 +113,7 @@ class BlockHasherTest {
     }
 
     private static List<String> python(String input) throws IOException, InterruptedException {
-        String script = """
+        return runPython("""
                 import struct, sys, xxhash
                 M = (1 << 64) - 1
                 for line in sys.stdin.read().splitlines():
@@ -96,7 +128,10 @@ class BlockHasherTest {
                         data = struct.pack('<%dI' % bs, *toks[b * bs:(b + 1) * bs])
                         out.append(str(xxhash.xxh3_64_intdigest(data, seed=seed)))
                     print(','.join(out))
-                """;
+                """, input);
+    }
+
+    private static List<String> runPython(String script, String input) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("/usr/bin/python3", "-c", script).redirectErrorStream(true).start();
         p.getOutputStream().write(input.getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().close();
