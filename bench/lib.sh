@@ -42,10 +42,13 @@ require_free_ports() { # script port...: a stray process answering on one would 
 }
 
 # The KV replays' shared preamble (bench/kv-replay.sh, bench/vllm-replay.sh), called after sourcing this file:
-# the knobs both take and their defaults, the tools, jars and tokenizer files they need (exits naming what is
-# missing), and the tokenizer files' pins (`tokenizer`, `tokenizer_config`, `pins`: the quoted checksums).
-replay_preamble() { # script
+# the knobs both take and their defaults (a knob already set keeps its value, so a script can set its own default
+# first), the tools, jars and tokenizer files they need (exits naming what is missing; a script names the tools it
+# needs beyond curl and java after its name), and the tokenizer files' pins (`tokenizer`, `tokenizer_config`,
+# `pins`: the quoted checksums). bench/replicas.sh uses it too.
+replay_preamble() { # script [tool...]
   local script=$1 tool jar
+  shift
   REQUESTS=${REQUESTS:-1000000}
   SPEEDUP=${SPEEDUP:-10}
   UTILISATION=${UTILISATION:-0.7}
@@ -58,7 +61,7 @@ replay_preamble() { # script
   SIM_JAR=router-sim/target/continuum-sim.jar
   ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
   local missing=()
-  for tool in curl java; do
+  for tool in curl java "$@"; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
   done
   for jar in "$SIM_JAR" "$ROUTER_JAR"; do

