@@ -75,11 +75,7 @@ public final class PredictedBlocks {
     private final StampedLock lock = new StampedLock();
     private final ThreadLocal<Walk> walks = ThreadLocal.withInitial(Walk::new);
 
-    // The table; null until the first prediction.
-    private long @Nullable [] keys;
-    private int @Nullable [] owners; // owner id + 1; 0: empty slot
-    private long @Nullable [] stamps;
-    private volatile int size;
+    private final PredictionTable table = new PredictionTable(FIRST_TABLE_SLOTS, TABLE_SLOTS);
 
     // Owners: (worker, dp_rank) -> id via worker -> first id, chained by ownerNext.
     private final LongIntMap ownerByWorker = new LongIntMap();
@@ -118,7 +114,7 @@ public final class PredictedBlocks {
 
     /** Predicted (rank, block) entries, live or past their TTL but not yet swept (any thread). */
     public int entries() {
-        return size;
+        return table.size;
     }
 
     /** Lookups that raced writes and answered without the overlay. */
@@ -191,22 +187,22 @@ public final class PredictedBlocks {
      * them now. The kv-events writer's thread; waits for the lock (never a picking thread).
      */
     public void confirm(long workerId, int dpRank, long parentPath, long[] tokensHashes, int from, int count) {
-        if (size == 0) {
+        if (table.size == 0) {
             return;
         }
         long stamp = lock.writeLock();
         try {
             int o = find(workerId, dpRank);
-            if (o < 0 || keys == null) {
+            if (o < 0 || table.keys == null) {
                 return;
             }
             long path = parentPath;
             int confirmed = 0;
             for (int i = from; i < from + count; i++) {
                 path = ChildTable.step(path, tokensHashes[i]);
-                int slot = slotOf(path, o);
+                int slot = table.slotOf(path, o);
                 if (slot >= 0) {
-                    delete(slot);
+                    table.delete(slot);
                     ownerCount[o]--;
                     confirmed++;
                 }
@@ -244,43 +240,22 @@ public final class PredictedBlocks {
 
     /** Inserts or refreshes (path, o); false when the table is full even after evicting o's oldest. */
     private boolean touch(int o, long path, long stamp) {
-        ensureTable();
-        long[] k = keys;
-        int[] own = owners;
-        long[] st = stamps;
-        if (k == null || own == null || st == null) {
-            return false;
-        }
-        int slot = slotOf(path, o);
+        table.ensure();
+        int slot = table.slotOf(path, o);
         if (slot >= 0) {
-            st[slot] = stamp;
+            table.restamp(slot, stamp);
             return pushRing(o, path, stamp);
         }
         while (ownerCount[o] >= ownerCapacity[o] && ringLen[o] > 0) {
             popHead(o, Outcome.EVICTED);
         }
-        while (size >= MAX_ENTRIES && ringLen[o] > 0) {
+        while (table.size >= MAX_ENTRIES && ringLen[o] > 0) {
             popHead(o, Outcome.EVICTED);
         }
-        if (size >= MAX_ENTRIES) {
+        if (table.size >= MAX_ENTRIES) {
             return false;
         }
-        growIfNeeded();
-        k = keys;
-        own = owners;
-        st = stamps;
-        if (k == null || own == null || st == null) {
-            return false;
-        }
-        int mask = k.length - 1;
-        int s = home(path, mask);
-        while (own[s] != 0) {
-            s = (s + 1) & mask;
-        }
-        k[s] = path;
-        st[s] = stamp;
-        own[s] = o + 1;
-        size = size + 1;
+        table.insert(path, o, stamp);
         ownerCount[o]++;
         return pushRing(o, path, stamp);
     }
@@ -344,16 +319,15 @@ public final class PredictedBlocks {
     private void compactRing(int o) {
         long[] paths = ringPath[o];
         long[] times = ringStamp[o];
-        long[] st = stamps;
-        if (paths == null || times == null || st == null) {
+        if (paths == null || times == null) {
             return;
         }
         int cap = paths.length;
         int kept = 0;
         for (int i = 0; i < ringLen[o]; i++) {
             int at = (ringHead[o] + i) % cap;
-            int slot = slotOf(paths[at], o);
-            if (slot >= 0 && st[slot] == times[at]) {
+            int slot = table.slotOf(paths[at], o);
+            if (slot >= 0 && table.stampAt(slot) == times[at]) {
                 int to = (ringHead[o] + kept) % cap; // never ahead of at: kept <= i
                 paths[to] = paths[at];
                 times[to] = times[at];
@@ -375,10 +349,9 @@ public final class PredictedBlocks {
         long time = times[h];
         ringHead[o] = (h + 1) % paths.length;
         ringLen[o]--;
-        int slot = slotOf(path, o);
-        long[] st = stamps;
-        if (slot >= 0 && st != null && st[slot] == time) {
-            delete(slot);
+        int slot = table.slotOf(path, o);
+        if (slot >= 0 && table.stampAt(slot) == time) {
+            table.delete(slot);
             ownerCount[o]--;
             if (why != null) {
                 counts.count(why, 1);
@@ -468,92 +441,6 @@ public final class PredictedBlocks {
         ownerCount[o] = 0;
     }
 
-    private void ensureTable() {
-        if (keys == null) {
-            keys = new long[FIRST_TABLE_SLOTS];
-            owners = new int[FIRST_TABLE_SLOTS];
-            stamps = new long[FIRST_TABLE_SLOTS];
-        }
-    }
-
-    /**
-     * Doubles the table when one more entry would fill it past half, up to {@link #TABLE_SLOTS}: a small fleet, or
-     * a precise one whose predictions last seconds, never pays for the largest. Under the write lock; a reader that
-     * sees the old and the new arrays mixed fails its stamp and retries.
-     */
-    private void growIfNeeded() {
-        long[] k = keys;
-        int[] own = owners;
-        long[] st = stamps;
-        if (k == null || own == null || st == null || (size + 1L) * 2 <= k.length || k.length >= TABLE_SLOTS) {
-            return;
-        }
-        int slots = k.length * 2;
-        long[] nk = new long[slots];
-        int[] nown = new int[slots];
-        long[] nst = new long[slots];
-        int mask = slots - 1;
-        for (int i = 0; i < k.length; i++) {
-            if (own[i] != 0) {
-                int s = home(k[i], mask);
-                while (nown[s] != 0) {
-                    s = (s + 1) & mask;
-                }
-                nk[s] = k[i];
-                nown[s] = own[i];
-                nst[s] = st[i];
-            }
-        }
-        keys = nk;
-        owners = nown;
-        stamps = nst;
-    }
-
-    private int slotOf(long path, int o) {
-        long[] k = keys;
-        int[] own = owners;
-        if (k == null || own == null) {
-            return -1;
-        }
-        int mask = k.length - 1;
-        for (int s = home(path, mask), probes = 0; own[s] != 0 && probes < k.length; s = (s + 1) & mask, probes++) {
-            if (k[s] == path && own[s] == o + 1) {
-                return s;
-            }
-        }
-        return -1;
-    }
-
-    /** Backward-shift deletion: the probe runs stay contiguous, so a lookup stops at the first empty slot. */
-    private void delete(int slot) {
-        long[] k = keys;
-        int[] own = owners;
-        long[] st = stamps;
-        if (k == null || own == null || st == null) {
-            return;
-        }
-        int mask = k.length - 1;
-        int hole = slot;
-        for (int j = (slot + 1) & mask; own[j] != 0; j = (j + 1) & mask) {
-            int home = home(k[j], mask);
-            // j may move into the hole when its home is not cyclically in (hole, j].
-            boolean movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-            if (movable) {
-                k[hole] = k[j];
-                own[hole] = own[j];
-                st[hole] = st[j];
-                hole = j;
-            }
-        }
-        own[hole] = 0;
-        size = size - 1;
-    }
-
-    static int home(long path, int mask) {
-        long h = path * 0x9E3779B97F4A7C15L;
-        return (int) (h >>> 32) & mask;
-    }
-
     // ---------------------------------------------------------------- readers
 
     /** One reader thread's depths per owner, reset by a generation stamp instead of clearing. */
@@ -581,7 +468,7 @@ public final class PredictedBlocks {
      * nothing.
      */
     public void deepen(long[] tokensHashes, OverlapScores out) {
-        if (size == 0 || tokensHashes.length == 0) {
+        if (table.size == 0 || tokensHashes.length == 0) {
             return;
         }
         Walk w = walks.get();
@@ -614,9 +501,9 @@ public final class PredictedBlocks {
      */
     private boolean walk(long[] hashes, Walk w, long now, OverlapScores held) {
         w.reset();
-        long[] k = keys;
-        int[] own = owners;
-        long[] st = stamps;
+        long[] k = table.keys;
+        int[] own = table.owners;
+        long[] st = table.stamps;
         if (k == null || own == null || st == null) {
             return true;
         }
@@ -630,7 +517,7 @@ public final class PredictedBlocks {
         for (int i = 0; i < hashes.length; i++) {
             path = ChildTable.step(path, hashes[i]);
             int advanced = 0;
-            for (int s = home(path, mask), probes = 0; own[s] != 0 && probes < k.length;
+            for (int s = PredictionTable.home(path, mask), probes = 0; own[s] != 0 && probes < k.length;
                     s = (s + 1) & mask, probes++) {
                 if (k[s] != path) {
                     continue;
