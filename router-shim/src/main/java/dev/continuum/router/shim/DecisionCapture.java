@@ -102,8 +102,8 @@ final class DecisionCapture {
     }
 
     /**
-     * The prefill backlog the formula counted for {@code k}, as the picker left it: the larger of sample plus ledger
-     * and the active sequences, less the in-flight share (docs/kv-routing.md, "The formula").
+     * The prefill backlog the formula counted for {@code k}, as the picker left it: {@link LoadCosts#backlog} of
+     * sample, ledger and active sequences, less the in-flight share (docs/kv-routing.md, "The formula").
      */
     private static long prefillTokens(KvAwarePicker.Phase phase, KvAwarePicker.KvScratch kv, int k, boolean anyFresh) {
         return !anyFresh || phase == KvAwarePicker.Phase.CONDITIONAL_DECODE ? 0 : kv.prefillUsed[k];
@@ -119,7 +119,7 @@ final class DecisionCapture {
             boolean anyUnstalled, int winner, long est) {
         DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
         // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
-        // prefill rank's is the backlog its cost used (the larger of sample plus ledger and active sequences).
+        // prefill rank's is the backlog its cost used ({@link LoadCosts#backlog} of its three sources).
         p.winnerWork = decode ? est : LoadCosts.add(usedBacklog(sc, winner), est);
         double[] costs = sc.costs;
         boolean[] stalled = sc.stalled;
