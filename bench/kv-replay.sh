@@ -125,7 +125,7 @@ for mode in $MODES; do
     router_args=(--router "http://127.0.0.1:$router_port" --admin-token replay)
   fi
   # shellcheck disable=SC2086
-  java $SIM_JAVA_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+  java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \

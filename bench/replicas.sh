@@ -159,7 +159,7 @@ for run in $(seq 1 "$RUNS"); do
        done) &
     fi
     # shellcheck disable=SC2086
-    java $SIM_JAVA_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+    java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
       --tokenizer-config "$tokenizer_config" --mode kv-aware --root "$dir/store" \
       --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
       --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --prefill-backlog on --kv-events "$KV_EVENTS" \

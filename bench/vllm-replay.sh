@@ -107,7 +107,7 @@ for mode in $MODES; do
   esac
   if $routed; then args+=(--router "http://127.0.0.1:$router_port" --admin-token replay); fi
   # shellcheck disable=SC2086
-  start "replay-$mode" java $SIM_JAVA_OPTS -jar "$SIM_JAR" replay --fleet vllm --trace "$trace" \
+  start "replay-$mode" java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --fleet vllm --trace "$trace" \
     --tokenizer "$tokenizer" --tokenizer-config "$tokenizer_config" --root "$work/$mode" \
     --frontend-port "$server_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \

@@ -28,10 +28,18 @@ import org.jspecify.annotations.Nullable;
 final class SimTokenizer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final HuggingFaceTokenizer tokenizer;
+    /** Set to {@code true} (a replay at a high speed-up): prompts are tokenized through {@link ChunkedEncoder}. */
+    static final String CHUNK_CACHE_PROPERTY = "continuum.sim.tokenizer.chunkCache";
 
-    private SimTokenizer(HuggingFaceTokenizer tokenizer) {
+    private final HuggingFaceTokenizer tokenizer;
+    private final @Nullable ChunkedEncoder chunked;
+
+    private SimTokenizer(HuggingFaceTokenizer tokenizer, boolean chunkCache) {
         this.tokenizer = tokenizer;
+        this.chunked = chunkCache ? ChunkedEncoder.check(this::encodeWhole) : null;
+        if (chunkCache && chunked == null) {
+            System.err.println("sim: the tokenizer fails the chunk check; prompts are tokenized whole");
+        }
     }
 
     static SimTokenizer load(Path tokenizerJson) {
@@ -40,7 +48,8 @@ final class SimTokenizer implements AutoCloseable {
         setIfAbsent("DJL_CACHE_DIR", Path.of(System.getProperty("java.io.tmpdir"), "continuum-sim-djl").toString());
         try (var in = Files.newInputStream(tokenizerJson)) {
             return new SimTokenizer(HuggingFaceTokenizer.newInstance(in,
-                    Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false")));
+                    Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false")),
+                    Boolean.getBoolean(CHUNK_CACHE_PROPERTY));
         } catch (IOException e) {
             throw new UncheckedIOException("tokenizer " + tokenizerJson + ": cannot be read", e);
         }
@@ -58,6 +67,10 @@ final class SimTokenizer implements AutoCloseable {
     }
 
     int[] encode(String text) {
+        return chunked != null ? chunked.encode(text) : encodeWhole(text);
+    }
+
+    private int[] encodeWhole(String text) {
         long[] ids = tokenizer.encode(text, false, false).getIds();
         int[] out = new int[ids.length];
         for (int i = 0; i < ids.length; i++) {

@@ -49,7 +49,7 @@ public class SegmentTokenizeBenchmark {
         }
         cache = new SegmentCache(cacheBytes, SegmentCache.Listener.NONE);
         segmented = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(json), cache,
-                SegmentedTokenizer.Stats.NONE, true);
+                new dev.continuum.router.kv.hash.Sightings(1 << 18), SegmentedTokenizer.Stats.NONE, true, true);
     }
 
     @TearDown

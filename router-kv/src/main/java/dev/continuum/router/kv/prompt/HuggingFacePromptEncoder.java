@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import dev.continuum.router.kv.hash.PromptPrefix;
+import dev.continuum.router.kv.hash.Sightings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +55,8 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
     private final Map<String, Counter> loads = new ConcurrentHashMap<>();
     private final PromptCacheMetrics cacheMetrics;
     private final SegmentCache segments;
+    /** Pieces seen once: the segment cache admits a piece on its second sighting (2 MiB). */
+    private final Sightings segmentSightings = new Sightings(1 << 18);
     private final RenderCache renders;
     private final PrefixRender prefixes;
     private final LifecycleStack stack = LifecycleStack.nested(HuggingFacePromptEncoder.class);
@@ -84,7 +87,7 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         cacheMetrics.watch(registry, segments);
         this.renders = new RenderCache(DEFAULT_RENDER_CACHE_BYTES, cacheMetrics.renderListener());
         cacheMetrics.watchRender(registry, renders);
-        this.prefixes = new PrefixRender(renders, this::render, cacheMetrics::renderLookup);
+        this.prefixes = new PrefixRender(renders, new Sightings(1 << 16), this::render, cacheMetrics::renderLookup);
         PromptEncoding.Reason[] reasons = PromptEncoding.Reason.values();
         this.failures = new Counter[reasons.length];
         for (PromptEncoding.Reason reason : reasons) {
@@ -261,10 +264,12 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         long bytes = tokenizerJson.length + size(artifacts.tokenizerConfig()) + size(artifacts.chatTemplate());
         DjlTokenizer djl = DjlTokenizer.load(tokenizerJson);
         String unsegmented;
+        String unchunked;
         AddedTokens added;
         try {
             added = AddedTokens.read(mapper, tokenizerJson);
             unsegmented = SegmentedTokenizer.verify(djl, added);
+            unchunked = unsegmented == null ? SegmentedTokenizer.verifyChunks(djl) : unsegmented;
         } catch (IOException | RuntimeException e) {
             djl.close();
             throw e;
@@ -273,10 +278,13 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         if (unsegmented != null) {
             LOG.warn("kv prompt: tokenizer {} runs without the segment cache: {}", LogSafe.escape(artifacts.key()),
                     LogSafe.escape(unsegmented));
+        } else if (unchunked != null) {
+            LOG.warn("kv prompt: tokenizer {} caches whole segments only, long ones are not cut into chunks: {}",
+                    LogSafe.escape(artifacts.key()), LogSafe.escape(unchunked));
         }
         byte[] identity = SegmentedTokenizer.identityOf(tokenizerJson);
-        PromptTokenizer tokenizer = new SegmentedTokenizer(djl, added, identity, segments, cacheMetrics,
-                unsegmented == null);
+        PromptTokenizer tokenizer = new SegmentedTokenizer(djl, added, identity, segments, segmentSightings,
+                cacheMetrics, unsegmented == null, unchunked == null);
         Map<String, PrefixRender.Shape> shapes = new HashMap<>();
         if (unsegmented == null) {
             for (String template : templates.named().values()) {

@@ -3,6 +3,7 @@ package dev.continuum.router.kv.prompt;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.continuum.router.kv.hash.ByteBoundedCache;
 import dev.continuum.router.kv.hash.PromptPrefix;
+import dev.continuum.router.kv.hash.Sightings;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -57,11 +58,17 @@ final class PrefixRender {
     }
 
     private final RenderCache cache;
+    private final Sightings sightings;
     private final Renderer renderer;
     private final Stats stats;
 
-    PrefixRender(RenderCache cache, Renderer renderer, Stats stats) {
+    /**
+     * @param sightings the conversations rendered whole once: one is cached from its second turn (or a repeat of
+     *                  its first), so that single-turn traffic never fills the cache
+     */
+    PrefixRender(RenderCache cache, Sightings sightings, Renderer renderer, Stats stats) {
         this.cache = cache;
+        this.sightings = sightings;
         this.renderer = renderer;
         this.stats = stats;
     }
@@ -183,15 +190,16 @@ final class PrefixRender {
 
     /**
      * After a whole render: caches the prompt without its generation prompt as the prefix of the conversation's
-     * next turn, when the template's probes allow a cut after the last message's role. Returns the prefix now
-     * known (for the block hashes), or null.
+     * next turn, when the template's probes allow a cut after the last message's role and the conversation was
+     * seen before (an earlier turn of it, or this very body, rendered whole once: {@link #seenBefore}). Returns
+     * the prefix now known (for the block hashes), or null.
      */
     @Nullable PromptPrefix remember(Shape shape, AddedTokens added, PromptTokenizer tokenizer, String template,
                                     ChatTemplates templates, ChatPrompt prompt, long[] keys, String text, int utf8Bytes,
                                     int[] ids, PromptLimits limits, long deadlineNanos) {
         List<Object> messages = prompt.messages();
         int n = messages.size();
-        if (!shape.ends().contains(role(messages.get(n - 1)))) {
+        if (!shape.ends().contains(role(messages.get(n - 1))) || !seenBefore(keys, n)) {
             return null;
         }
         List<Object> standIn = standIn(messages, n);
@@ -221,6 +229,23 @@ final class PrefixRender {
         cache.put(key(keys, n), new RenderCache.Prefix(Arrays.copyOf(ids, prefixTokens),
                 utf8Bytes - Utf8.length(generation), tail));
         return new PromptPrefix(null, 0, key(keys, n), prefixTokens);
+    }
+
+    /**
+     * Whether a conversation of {@code n} messages was rendered whole before, as itself or as an earlier turn (one
+     * of its prefixes); records it either way. The admission rule of the render cache: a conversation's first
+     * turn is only noted, and the turn after it is cached for the turns that follow.
+     */
+    private boolean seenBefore(long[] keys, int n) {
+        if (sightings.sawBefore(key(keys, n))) {
+            return true;
+        }
+        for (int k = n - 1; k >= 1; k--) {
+            if (sightings.contains(key(keys, k))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The stand-in for messages {@code 0..k-1}: the first and the last of them. */

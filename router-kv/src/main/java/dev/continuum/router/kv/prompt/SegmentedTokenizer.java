@@ -1,15 +1,20 @@
 package dev.continuum.router.kv.prompt;
 
+import dev.continuum.router.kv.hash.Sightings;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 
 /**
- * A tokenizer that tokenizes only what it has not seen: the text is split at the tokenizer's added tokens
- * ({@link AddedTokens}), each segment's IDs come from the shared {@link SegmentCache} when they are there, and the
- * segments that are not are tokenized together in one native call (joined by an added token, whose IDs mark
- * where each one's IDs end). With the premise checked at load ({@link #verify}) the IDs are the whole text's
- * IDs; a tokenizer whose check failed, or a cache of 0 bytes, tokenizes the whole text as before.
+ * A tokenizer that tokenizes only what it has not seen: the text is split into pieces, at the tokenizer's added
+ * tokens ({@link AddedTokens}) and, inside a long segment, at spaces between words ({@link #cuttable}, every
+ * {@link #CHUNK_CHARS} characters or so); each piece's IDs come from the shared {@link SegmentCache} when they are
+ * there, and the pieces that are not are tokenized together in one native call (joined by an added token, whose
+ * IDs mark where each one's IDs end). A piece is cached the second time it is seen ({@link Sightings}): a prompt
+ * whose pieces are all new is tokenized whole, exactly as with the cache off. With the premises checked at load
+ * ({@link #verify}, {@link #verifyChunks}) the IDs are the whole text's IDs; a tokenizer whose segment check
+ * failed, or a cache of 0 bytes, tokenizes the whole text as before, and one whose chunk check failed is cut at its
+ * added tokens only.
  */
 final class SegmentedTokenizer implements PromptTokenizer {
     /** Counts for the metrics: segments looked up, tokens by where they came from. */
@@ -37,6 +42,23 @@ final class SegmentedTokenizer implements PromptTokenizer {
         }
     });
     private static final ThreadLocal<byte[]> CHUNK = ThreadLocal.withInitial(() -> new byte[8192]);
+    /**
+     * The least length of a chunk of a long segment, in characters: about 250 tokens of English, so that a long
+     * message that repeats an earlier one's beginning (a shared document, an agent's growing scratchpad) reuses all
+     * but at most a chunk or so of it, at one key of 128 bits and one lookup per chunk.
+     */
+    static final int CHUNK_CHARS = 1024;
+    /** Texts the chunk premise is checked on: words after words, digits, punctuation, other scripts, odd spacing. */
+    private static final String[] CHUNK_PROBES = {
+        "The quick brown fox jumps over the lazy dog. It's 10:30 and we've got 3 apples, don't we? Yes sir",
+        "Grüße aus München über Straßen naïve café résumé Ünïcödé façade coöperate déjà vu encore",
+        "and the of to in is it you that he was for on are as with his they at be this have from or one had by",
+        "Привет мир как дела сегодня хорошо спасибо большое Ελληνικά κείμενο εδώ λέξεις και άλλες",
+        "mixed CASE Words HERE and tHeRe x y z a b c I a an e.g. U.S.A. foo_bar baz-qux x2 y3 z4 a  b   c",
+        "line one\nline two words here\n\nparagraph with words\tand tabs after words and more words",
+        "東京 タワー 日本語 の テキスト 와 한국어 텍스트 그리고 中文 文字 和 词 语",
+        "emoji 🚀 rocket words 😀 smile words and ï ö ü accents words then 'quoted words' and \"double\" words",
+    };
 
     private final PromptTokenizer whole;
     private final AddedTokens added;
@@ -44,20 +66,41 @@ final class SegmentedTokenizer implements PromptTokenizer {
     private final SegmentCache cache;
     private final Stats stats;
     private final boolean segmented;
+    private final Sightings sightings;
+    /** 0: segments are not cut into chunks (the chunk check failed). */
+    private final int chunkChars;
 
     /**
      * @param whole     the tokenizer itself; closed with this one
      * @param identity  the tokenizer's identity in the cache's keys (a digest of its tokenizer.json)
+     * @param sightings the pieces seen once (shared like the cache): a piece is cached on its second sighting
      * @param segmented whether the premise held at load ({@link #verify}); false tokenizes every text whole
+     * @param chunked   whether the chunk premise held at load ({@link #verifyChunks}); false cuts only at added
+     *                  tokens
      */
-    SegmentedTokenizer(PromptTokenizer whole, AddedTokens added, byte[] identity, SegmentCache cache, Stats stats,
-                       boolean segmented) {
+    SegmentedTokenizer(PromptTokenizer whole, AddedTokens added, byte[] identity, SegmentCache cache,
+                       Sightings sightings, Stats stats, boolean segmented, boolean chunked) {
         this.whole = whole;
         this.added = added;
         this.identity = identity.clone();
         this.cache = cache;
+        this.sightings = sightings;
         this.stats = stats;
         this.segmented = segmented && added.count() > 0 && added.unsplittable() == null;
+        this.chunkChars = chunked ? CHUNK_CHARS : 0;
+    }
+
+    /**
+     * Whether both sides of every {@link #cuttable} point of the probe texts, tokenized alone, give the whole
+     * text's IDs: null when they do, else why not.
+     */
+    static @org.jspecify.annotations.Nullable String verifyChunks(PromptTokenizer whole) {
+        for (String probe : CHUNK_PROBES) {
+            if (!Arrays.equals(whole.encode(probe, Integer.MAX_VALUE), chunkedUncached(whole, probe))) {
+                return "whole and chunked encodes differ on a probe of " + probe.length() + " characters";
+            }
+        }
+        return null;
     }
 
     /**
@@ -79,6 +122,20 @@ final class SegmentedTokenizer implements PromptTokenizer {
             }
         }
         return null;
+    }
+
+    /** The text's IDs cut at every {@link #cuttable} point, each side tokenized on its own (the chunk premise). */
+    static int[] chunkedUncached(PromptTokenizer whole, String text) {
+        IntList out = new IntList(64);
+        int from = 0;
+        for (int p = 1; p < text.length(); p++) {
+            if (cuttable(text, p)) {
+                out.addAll(whole.encode(text.substring(from, p), Integer.MAX_VALUE));
+                from = p;
+            }
+        }
+        out.addAll(whole.encode(text.substring(from), Integer.MAX_VALUE));
+        return out.toArray();
     }
 
     /** The text's IDs segment by segment, each tokenized on its own (the premise, spelled out). */
@@ -111,7 +168,8 @@ final class SegmentedTokenizer implements PromptTokenizer {
             stats.tokens(0, ids.length);
             return ids;
         }
-        // Segments: [starts[i], ends[i]) then the added token bounds[i] (-1 after the last).
+        // Pieces: [starts[i], ends[i]) then the added token bounds[i]; -1 after the last piece and after a chunk
+        // cut inside a segment.
         IntList starts = new IntList(64);
         IntList ends = new IntList(64);
         IntList bounds = new IntList(64);
@@ -119,22 +177,21 @@ final class SegmentedTokenizer implements PromptTokenizer {
         for (long m = added.next(text, 0); m >= 0; m = added.next(text, pos)) {
             int start = (int) (m >>> 32);
             int token = (int) m;
-            starts.add(pos);
-            ends.add(start);
+            pieces(text, pos, start, starts, ends, bounds);
             bounds.add(token);
             pos = start + added.content(token).length();
         }
-        starts.add(pos);
-        ends.add(text.length());
+        pieces(text, pos, text.length(), starts, ends, bounds);
         bounds.add(-1);
 
         int n = starts.size();
         int[][] ids = new int[n][];
         SegmentCache.Key[] keys = new SegmentCache.Key[n];
+        boolean[] admit = new boolean[n];
         IntList missing = new IntList(8);
         int hits = 0;
+        int due = 0;
         long cachedTokens = 0;
-        long missingChars = 0;
         for (int i = 0; i < n; i++) {
             if (starts.get(i) == ends.get(i)) {
                 ids[i] = EMPTY;
@@ -148,21 +205,16 @@ final class SegmentedTokenizer implements PromptTokenizer {
                 cachedTokens += hit.length;
             } else {
                 missing.add(i);
-                missingChars += ends.get(i) - starts.get(i);
+                admit[i] = sightings.sawBefore(keys[i]);
+                due += admit[i] ? 1 : 0;
             }
         }
         stats.segments(hits, missing.size());
-        if (missing.size() > 0 && 2 * missingChars >= text.length()) {
-            // Mostly new text (a cold prompt): one native call over the text as given, exactly as with the cache
-            // off, and the new segments' IDs cut out of its result for the next prompt that repeats them.
+        if (hits == 0 && due == 0) {
+            // Nothing of it seen before (a cold prompt): one native call over the text as given, exactly as with
+            // the cache off. Its pieces are only noted; they are cached when they come again.
             int[] all = whole.encode(text, maxTokens);
             stats.tokens(0, all.length);
-            if (carve(all, bounds, ids)) {
-                for (int k = 0; k < missing.size(); k++) {
-                    int i = missing.get(k);
-                    cache.put(keys[i], ids[i]);
-                }
-            }
             return all;
         }
         long encoded = missing.size() == 0 ? 0 : encodeMissing(text, starts, ends, missing, ids, maxTokens);
@@ -186,40 +238,53 @@ final class SegmentedTokenizer implements PromptTokenizer {
         }
         for (int k = 0; k < missing.size(); k++) {
             int i = missing.get(k);
-            cache.put(keys[i], ids[i]);
+            if (admit[i]) {
+                cache.put(keys[i], ids[i]);
+            }
         }
         return out;
     }
 
     /**
-     * Cuts the IDs of a whole text's encode into its segments' IDs (into {@code ids}, where not already there): each
-     * segment's IDs run up to the ID of the added token that ends it. False, and nothing to cache, when the IDs do
-     * not line up with the segments (which the premise rules out).
+     * Adds the pieces of the segment {@code [from, to)}: the segment itself or, when chunking is on and the segment
+     * is longer than a chunk, chunks of at least {@link #chunkChars} characters (the last may be shorter) cut at the
+     * first {@link #cuttable} point past that length, each followed by bound -1 (no added token between them). A
+     * cut depends only on the text before it and a character after, so two texts that begin alike are cut alike
+     * up to where they differ.
      */
-    private boolean carve(int[] all, IntList bounds, int[][] ids) {
-        int from = 0;
-        int n = bounds.size();
-        for (int i = 0; i < n; i++) {
-            int bound = bounds.get(i);
-            int to = all.length;
-            if (bound >= 0) {
-                int id = added.id(bound);
-                to = from;
-                while (to < all.length && all[to] != id) {
-                    to++;
-                }
-                if (to == all.length) {
-                    return false;
-                }
+    private void pieces(String text, int from, int to, IntList starts, IntList ends, IntList bounds) {
+        int at = from;
+        if (chunkChars > 0 && to - from > chunkChars) {
+            for (int cut = nextCut(text, at + chunkChars, to - 1); cut > 0;
+                 cut = nextCut(text, at + chunkChars, to - 1)) {
+                starts.add(at);
+                ends.add(cut);
+                bounds.add(-1);
+                at = cut;
             }
-            if (ids[i] == null) {
-                ids[i] = Arrays.copyOfRange(all, from, to);
-            } else if (ids[i].length != to - from) {
-                return false;
-            }
-            from = to + 1;
         }
-        return from >= all.length;
+        starts.add(at);
+        ends.add(to);
+    }
+
+    /** The first cuttable point in {@code [from, limit)}, or -1. */
+    private static int nextCut(String text, int from, int limit) {
+        for (int p = Math.max(from, 1); p < limit; p++) {
+            if (cuttable(text, p)) {
+                return p;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Whether a segment may be cut before {@code p}: a space between two letters. A byte-level BPE pre-tokenizer of
+     * the GPT-2 family begins a new piece there (the word with its leading space) and no piece runs across it, so
+     * both sides tokenized alone give the whole's IDs; {@link #verifyChunks} checks that per tokenizer at load.
+     */
+    static boolean cuttable(CharSequence text, int p) {
+        return p > 0 && p + 1 < text.length() && text.charAt(p) == ' ' && Character.isLetter(text.charAt(p - 1))
+                && Character.isLetter(text.charAt(p + 1));
     }
 
     private static final int[] EMPTY = new int[0];

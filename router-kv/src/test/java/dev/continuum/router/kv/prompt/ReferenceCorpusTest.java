@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import dev.continuum.router.kv.hash.Sightings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
@@ -88,7 +89,9 @@ class ReferenceCorpusTest {
         added = AddedTokens.read(JSON, tokenizerJson);
         assertThat(SegmentedTokenizer.verify(djl, added)).as("the premise on Qwen3's probes").isNull();
         cached = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(tokenizerJson),
-                new SegmentCache(64L << 20, SegmentCache.Listener.NONE), SegmentedTokenizer.Stats.NONE, true);
+                new SegmentCache(64L << 20, SegmentCache.Listener.NONE), new Sightings(1 << 16),
+                SegmentedTokenizer.Stats.NONE, true, true);
+        assertThat(SegmentedTokenizer.verifyChunks(djl)).as("the chunk premise on Qwen3's probes").isNull();
         byte[] first = JSON.writeValueAsBytes(bodies.values().iterator().next());
         // The first request only starts the load; requests get token IDs once it is done.
         await().atMost(Duration.ofSeconds(30)).until(() -> encoder.encode(Qwen3Fixture.artifacts(), first)
@@ -143,9 +146,10 @@ class ReferenceCorpusTest {
     }
 
     /**
-     * The segment cache's premise on the whole corpus: the reference text encoded whole, segment by segment, and
-     * through the cache (cold, then warm: every segment served from the cache) gives exactly the IDs of the
-     * independent JavaScript tokenizer, case by case.
+     * The segment cache's premises on the whole corpus: the reference text encoded whole, segment by segment, cut
+     * at every space between two letters (the chunk cuts), and through the cache (cold: noted; again: its pieces
+     * admitted; warm: served from the cache) gives exactly the IDs of the independent JavaScript tokenizer, case by
+     * case.
      */
     @TestFactory
     Stream<DynamicTest> wholeSegmentedAndCachedEncodesEqualTheJavaScriptTokenizer() {
@@ -155,8 +159,12 @@ class ReferenceCorpusTest {
             assertThat(djl.encode(text, Integer.MAX_VALUE)).as("whole: " + name).containsExactly(expected);
             assertThat(SegmentedTokenizer.segmentedUncached(djl, added, text)).as("segmented: " + name)
                     .containsExactly(expected);
+            assertThat(SegmentedTokenizer.chunkedUncached(djl, text)).as("cut at every space between letters: " + name)
+                    .containsExactly(expected);
             assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, first: " + name).containsExactly(expected);
-            assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, again: " + name).containsExactly(expected);
+            assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, admitted: " + name)
+                    .containsExactly(expected);
+            assertThat(cached.encode(text, Integer.MAX_VALUE)).as("cached, warm: " + name).containsExactly(expected);
         }));
     }
 
@@ -181,6 +189,8 @@ class ReferenceCorpusTest {
                 for (int i = 0; i < k; i++) {
                     messages.add(body.get("messages").get(i));
                 }
+                // Twice: the render cache admits a conversation the second time it sees it.
+                encoder.encode(Qwen3Fixture.artifacts(), JSON.writeValueAsBytes(earlier)).get(60, TimeUnit.SECONDS);
                 encoder.encode(Qwen3Fixture.artifacts(), JSON.writeValueAsBytes(earlier)).get(60, TimeUnit.SECONDS);
                 PromptEncoding later = encoder.encode(Qwen3Fixture.artifacts(), JSON.writeValueAsBytes(body))
                         .get(60, TimeUnit.SECONDS);

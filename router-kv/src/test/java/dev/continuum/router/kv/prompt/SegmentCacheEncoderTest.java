@@ -36,6 +36,9 @@ class SegmentCacheEncoderTest {
                     .get(30, TimeUnit.SECONDS) instanceof PromptEncoding.Tokens);
             assertThat(registry.counter("continuum.dynamo.kv.tokenizer.segmented", "result", "segmented").count())
                     .isEqualTo(1);
+            // The first turn seen a second time (a retry): its segments are admitted to the cache.
+            assertThat(encoder.encode(Qwen3Fixture.artifacts(), first).get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(PromptEncoding.Tokens.class);
             byte[] second = body("How deep can it get?");
             int[] cached = ((PromptEncoding.Tokens) encoder.encode(Qwen3Fixture.artifacts(), second)
                     .get(30, TimeUnit.SECONDS)).ids();

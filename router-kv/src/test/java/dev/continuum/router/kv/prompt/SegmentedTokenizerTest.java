@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.concurrent.atomic.AtomicLong;
+import dev.continuum.router.kv.hash.Sightings;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -44,14 +45,15 @@ class SegmentedTokenizerTest {
             assertThat(SegmentedTokenizer.verify(djl, added)).isNull();
             Counts counts = new Counts();
             SegmentedTokenizer t = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(json),
-                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), counts, true);
+                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), new Sightings(1 << 10), counts, true, true);
             String turn1 = "<|im_start|>system\nYou are terse. 東京 🚀<|im_end|>\n<|im_start|>user\nHello there,"
                     + " how are you?<|im_end|>\n<|im_start|>assistant\n";
             String turn2 = turn1 + "<think>\n\n</think>\n\nFine.<|im_end|>\n<|im_start|>user\nAnd now?<|im_end|>\n"
                     + "<|im_start|>assistant\n";
             assertThat(t.encode(turn1, 1_000)).containsExactly(djl.encode(turn1, 1_000));
-            long encodedFirst = counts.encoded.get();
             assertThat(counts.hits.get()).isZero();
+            assertThat(t.encode(turn1, 1_000)).as("seen twice: now cached").containsExactly(djl.encode(turn1, 1_000));
+            long encodedFirst = counts.encoded.get();
             assertThat(t.encode(turn2, 1_000)).containsExactly(djl.encode(turn2, 1_000));
             assertThat(counts.hits.get()).as("turn 1's five segments (and repeats) come from the cache")
                     .isGreaterThanOrEqualTo(5);
@@ -78,7 +80,7 @@ class SegmentedTokenizerTest {
                 }
             };
             SegmentedTokenizer t = new SegmentedTokenizer(counting, added, SegmentedTokenizer.identityOf(json),
-                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), SegmentedTokenizer.Stats.NONE, true);
+                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), new Sightings(1 << 10), SegmentedTokenizer.Stats.NONE, true, true);
             StringBuilder text = new StringBuilder();
             for (int i = 0; i < 20; i++) {
                 text.append("<|im_start|>user\nQuestion ").append(i).append(" über 東京?<|im_end|>\n");
@@ -112,10 +114,101 @@ class SegmentedTokenizerTest {
             assertThat(SegmentedTokenizer.verify(djl, added)).contains("differ");
             Counts counts = new Counts();
             SegmentedTokenizer t = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(json),
-                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), counts, false);
+                    new SegmentCache(1 << 20, SegmentCache.Listener.NONE), new Sightings(1 << 10), counts, false, false);
             assertThat(t.encode("a<s>a", 100)).containsExactly(djl.encode("a<s>a", 100));
             assertThat(counts.hits.get() + counts.misses.get()).as("no lookups: it runs whole").isZero();
         }
+    }
+
+    @Test
+    void aStreamOfUniquePromptsIsOnlyNotedNeverCachedAndCostsOneCallEach() throws Exception {
+        byte[] json = Files.readAllBytes(Qwen3Fixture.tokenizerJson());
+        try (DjlTokenizer djl = DjlTokenizer.load(json)) {
+            AddedTokens added = AddedTokens.read(JSON, json);
+            AtomicLong calls = new AtomicLong();
+            SegmentCache cache = new SegmentCache(1 << 20, SegmentCache.Listener.NONE);
+            SegmentedTokenizer t = new SegmentedTokenizer(counting(djl, calls), added,
+                    SegmentedTokenizer.identityOf(json), cache, new Sightings(1 << 12), SegmentedTokenizer.Stats.NONE,
+                    true, true);
+            for (int i = 0; i < 50; i++) {
+                String prompt = "<|im_start|>user\nUnique question number " + i + " about " + "words ".repeat(i)
+                        + "<|im_end|>\n<|im_start|>assistant\n";
+                String unique = prompt.replace("<|im_start|>assistant\n", "<|im_start|>assistant " + i + "\n");
+                assertThat(t.encode(unique, 10_000)).containsExactly(djl.encode(unique, 10_000));
+            }
+            assertThat(calls.get()).as("one native call a prompt").isEqualTo(50);
+            assertThat(cache.size()).as("only the piece every prompt repeats (the newline between two turns)")
+                    .isOne();
+            assertThat(cache.bytes()).isLessThan(200);
+        }
+    }
+
+    @Test
+    void aLongMessageThatRepeatsAnEarlierOnesBeginningReusesItsChunks() throws Exception {
+        byte[] json = Files.readAllBytes(Qwen3Fixture.tokenizerJson());
+        try (DjlTokenizer djl = DjlTokenizer.load(json)) {
+            AddedTokens added = AddedTokens.read(JSON, json);
+            assertThat(SegmentedTokenizer.verifyChunks(djl)).as("the chunk premise on Qwen3's tokenizer").isNull();
+            Counts counts = new Counts();
+            SegmentedTokenizer t = new SegmentedTokenizer(djl, added, SegmentedTokenizer.identityOf(json),
+                    new SegmentCache(8 << 20, SegmentCache.Listener.NONE), new Sightings(1 << 12), counts, true,
+                    true);
+            StringBuilder doc = new StringBuilder();
+            String[] words = {"radix", "tree", "über", "cache", "token", "Straße", "block", "worker", "naïve", "prefix"};
+            for (int i = 0; doc.length() < 40_000; i++) {
+                doc.append(i % 97 == 0 ? ". " : " ").append(words[(i * 7 + i / 13) % words.length]);
+            }
+            long[] encodedBy = new long[3];
+            for (int turn = 0; turn < 3; turn++) {
+                String prompt = "<|im_start|>user\n" + doc + " and question " + turn
+                        + " asks something else entirely<|im_end|>\n<|im_start|>assistant\n";
+                long before = counts.encoded.get();
+                assertThat(t.encode(prompt, 100_000)).as("turn " + turn).containsExactly(djl.encode(prompt, 100_000));
+                encodedBy[turn] = counts.encoded.get() - before;
+            }
+            assertThat(encodedBy[2]).as("the third sighting encodes only the message's new end, not its %d tokens",
+                    encodedBy[0]).isLessThan(encodedBy[0] / 10);
+            assertThat(counts.fromCache.get()).isGreaterThan(encodedBy[0] * 8 / 10);
+        }
+    }
+
+    @Test
+    void aPreTokenizerThatKeepsTrailingSpacesFailsTheChunkProbes() throws Exception {
+        // Words split with their trailing space: a cut before a space leaves it a piece of its own.
+        byte[] trailing = wordLevel(plain(5, "<a>"), "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a-z]+ ?\"},"
+                + "\"behavior\":\"Isolated\",\"invert\":false}");
+        try (DjlTokenizer djl = DjlTokenizer.load(trailing)) {
+            assertThat(SegmentedTokenizer.verifyChunks(djl)).contains("differ");
+        }
+        byte[] whitespace = wordLevel(plain(5, "<a>"), "{\"type\":\"Whitespace\"}");
+        try (DjlTokenizer djl = DjlTokenizer.load(whitespace)) {
+            assertThat(SegmentedTokenizer.verifyChunks(djl)).isNull();
+        }
+    }
+
+    @Test
+    void aSpaceBetweenTwoLettersIsTheOnlyCut() {
+        assertThat(SegmentedTokenizer.cuttable("ab cd", 2)).isTrue();
+        assertThat(SegmentedTokenizer.cuttable("東 京", 1)).isTrue();
+        for (String text : new String[] {"a. b", "a  b", "a 1", "1 a", "a\nb", "a\tb", "a 🚀", " a", "a "}) {
+            for (int p = 0; p <= text.length(); p++) {
+                assertThat(SegmentedTokenizer.cuttable(text, p)).as("%s at %d", text, p).isFalse();
+            }
+        }
+    }
+
+    private static PromptTokenizer counting(DjlTokenizer djl, AtomicLong calls) {
+        return new PromptTokenizer() {
+            @Override
+            public int[] encode(String text, int maxTokens) {
+                calls.incrementAndGet();
+                return djl.encode(text, maxTokens);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     @Test
