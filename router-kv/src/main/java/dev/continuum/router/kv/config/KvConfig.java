@@ -62,12 +62,10 @@ public record KvConfig(
     public static final Duration DEFAULT_APPROXIMATE_TTL = Duration.ofSeconds(120);
     public static final Duration MAX_TTL = Duration.ofHours(1);
     /**
-     * {@code segment_cache_bytes}: off by default, at most 16 GiB. On a stream of unique prompts the caches together
-     * still cost 0.92 x (8,000 tokens) to 0.76 x (32,000) of the CPU throughput with them off (docs/benchmarks.md,
-     * "Prompt encoding, run 4"), below the 0.95 x the default needs; with render once, a conversation's earlier turns
-     * no longer need it.
+     * {@code segment_cache_bytes}: 64 MiB of token IDs by segment and chunk, at most 16 GiB. A piece is cached the
+     * second time it is seen, so a stream of unique prompts costs its keys and no cache work (docs/kv-prompt.md).
      */
-    public static final long DEFAULT_SEGMENT_CACHE_BYTES = 0;
+    public static final long DEFAULT_SEGMENT_CACHE_BYTES = 64L << 20;
     public static final long MAX_SEGMENT_CACHE_BYTES = 16L << 30;
     /** {@code render_cache_bytes}: 64 MiB of rendered conversation prefixes (token IDs), at most 16 GiB. */
     public static final long DEFAULT_RENDER_CACHE_BYTES = 64L << 20;

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *     mode: auto                          # precise | approximate | auto
  *     predicted_ttl: 5s                   # 0..1h, 0: no prediction where kv-events run
  *     approximate_ttl: 120s               # 1s..1h
- *     segment_cache_bytes: 0              # 0..16GiB; the prompt token-ID segment cache, 0 turns it off
+ *     segment_cache_bytes: 64MiB          # 0..16GiB; the prompt token-ID segment cache, 0 turns it off
  *     render_cache_bytes: 64MiB           # 0..16GiB; rendered conversation prefixes (render once), 0 turns it off
  *     block_hash_cache_bytes: 16MiB       # 0..16GiB; block hashes by conversation prefix, 0 turns it off
  * </pre>

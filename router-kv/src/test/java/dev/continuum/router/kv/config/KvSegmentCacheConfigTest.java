@@ -28,7 +28,7 @@ class KvSegmentCacheConfigTest {
     @Test
     void bindsByteSizesWithTheirDefaults() {
         KvConfig d = load("").orThrow().dynamo().section(SECTION);
-        assertThat(d.segmentCacheBytes()).as("the segment cache is off by default").isZero();
+        assertThat(d.segmentCacheBytes()).as("64 MiB by default").isEqualTo(64L << 20);
         assertThat(d.renderCacheBytes()).isEqualTo(64L << 20);
         assertThat(d.blockHashCacheBytes()).isEqualTo(16L << 20);
         KvConfig set = load("dynamo: {kv: {render_cache_bytes: 1MiB, block_hash_cache_bytes: 0}}").orThrow().dynamo()
