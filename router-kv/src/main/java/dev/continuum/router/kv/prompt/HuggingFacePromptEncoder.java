@@ -274,7 +274,7 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
             djl.close();
             throw e;
         }
-        cacheMetrics.loaded(unsegmented == null);
+        cacheMetrics.loaded(unsegmented == null, unchunked == null);
         if (unsegmented != null) {
             LOG.warn("kv prompt: tokenizer {} runs without the segment cache: {}", LogSafe.escape(artifacts.key()),
                     LogSafe.escape(unsegmented));

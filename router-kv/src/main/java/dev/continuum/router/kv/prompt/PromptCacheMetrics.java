@@ -35,6 +35,7 @@ final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache
     private final Counter fromCache;
     private final Counter encoded;
     private final Counter segmentedLoads;
+    private final Counter segmentsOnlyLoads;
     private final Counter wholeLoads;
     final Timer render;
     final Timer tokenize;
@@ -47,6 +48,7 @@ final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache
         fromCache = tokens(registry, "cache");
         encoded = tokens(registry, "encoded");
         segmentedLoads = loads(registry, "segmented");
+        segmentsOnlyLoads = loads(registry, "segments_only");
         wholeLoads = loads(registry, "whole");
         renderHits = renderLookups(registry, "hit");
         renderMisses = renderLookups(registry, "miss");
@@ -124,8 +126,9 @@ final class PromptCacheMetrics implements SegmentedTokenizer.Stats, SegmentCache
                 .maximumExpectedValue(java.time.Duration.ofSeconds(2)).register(registry);
     }
 
-    void loaded(boolean segmented) {
-        (segmented ? segmentedLoads : wholeLoads).increment();
+    /** A tokenizer loaded: segmented (and cut into chunks), segmented only (failed the chunk check), or whole. */
+    void loaded(boolean segmented, boolean chunked) {
+        (!segmented ? wholeLoads : chunked ? segmentedLoads : segmentsOnlyLoads).increment();
     }
 
     @Override
