@@ -57,6 +57,13 @@ public class PromptEncodeBenchmark {
     @Param({"35"})
     public int turns;
 
+    /**
+     * The segment and render caches' bound (the defaults: 64 MiB each). A stream of unique prompts is measured in
+     * its steady state with a bound its warm-up fills (say 4 MiB): past that, what is seen once is only noted.
+     */
+    @Param({"67108864"})
+    public long cacheBytes;
+
     private HuggingFacePromptEncoder encoder;
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private HuggingFacePromptEncoder uncached;
@@ -99,6 +106,8 @@ public class PromptEncodeBenchmark {
         encoder = new HuggingFacePromptEncoder(patient, meters, System::nanoTime,
                 Files.createTempDirectory("bench-djl"));
         encoder.start().join();
+        encoder.segmentCacheBytes(cacheBytes);
+        encoder.renderCacheBytes(cacheBytes);
         uncached = new HuggingFacePromptEncoder(patient, new SimpleMeterRegistry(), System::nanoTime,
                 Files.createTempDirectory("bench-djl"));
         uncached.start().join();

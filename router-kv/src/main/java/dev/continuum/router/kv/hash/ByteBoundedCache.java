@@ -95,6 +95,16 @@ public abstract class ByteBoundedCache<V> {
         }
     }
 
+    /**
+     * Whether the cache has room to spare: it holds less than three quarters of its bound, the level eviction
+     * brings it back to. Until then the prompt caches admit what they see the first time; after, only what they see
+     * again ({@link Sightings}).
+     */
+    public final boolean hasRoom() {
+        long max = maxBytes;
+        return bytes.get() < max - max / 4;
+    }
+
     /** The value cached for {@code key} (shared: the caller never writes it), or null. */
     public final @Nullable V get(Key key) {
         Entry<V> e = entries.get(key);

@@ -63,8 +63,8 @@ final class PrefixRender {
     private final Stats stats;
 
     /**
-     * @param sightings the conversations rendered whole once: one is cached from its second turn (or a repeat of
-     *                  its first), so that single-turn traffic never fills the cache
+     * @param sightings the conversations rendered whole once: once the cache is full, one is cached from its
+     *                  second turn (or a repeat of its first), so that single-turn traffic cannot churn the cache
      */
     PrefixRender(RenderCache cache, Sightings sightings, Renderer renderer, Stats stats) {
         this.cache = cache;
@@ -190,16 +190,16 @@ final class PrefixRender {
 
     /**
      * After a whole render: caches the prompt without its generation prompt as the prefix of the conversation's
-     * next turn, when the template's probes allow a cut after the last message's role and the conversation was
-     * seen before (an earlier turn of it, or this very body, rendered whole once: {@link #seenBefore}). Returns
-     * the prefix now known (for the block hashes), or null.
+     * next turn, when the template's probes allow a cut after the last message's role, and either the cache has
+     * room or the conversation was seen before (an earlier turn of it, or this very body, rendered whole once:
+     * {@link #seenBefore}). Returns the prefix now known (for the block hashes), or null.
      */
     @Nullable PromptPrefix remember(Shape shape, AddedTokens added, PromptTokenizer tokenizer, String template,
                                     ChatTemplates templates, ChatPrompt prompt, long[] keys, String text, int utf8Bytes,
                                     int[] ids, PromptLimits limits, long deadlineNanos) {
         List<Object> messages = prompt.messages();
         int n = messages.size();
-        if (!shape.ends().contains(role(messages.get(n - 1))) || !seenBefore(keys, n)) {
+        if (!shape.ends().contains(role(messages.get(n - 1))) || !(seenBefore(keys, n) || cache.hasRoom())) {
             return null;
         }
         List<Object> standIn = standIn(messages, n);

@@ -10,8 +10,9 @@ import java.util.Arrays;
  * tokens ({@link AddedTokens}) and, inside a long segment, at spaces between words ({@link #cuttable}, every
  * {@link #CHUNK_CHARS} characters or so); each piece's IDs come from the shared {@link SegmentCache} when they are
  * there, and the pieces that are not are tokenized together in one native call (joined by an added token, whose
- * IDs mark where each one's IDs end). A piece is cached the second time it is seen ({@link Sightings}): a prompt
- * whose pieces are all new is tokenized whole, exactly as with the cache off. With the premises checked at load
+ * IDs mark where each one's IDs end). A piece is cached when it is seen while the cache has room, and once the
+ * cache is full only when it is seen again ({@link Sightings}): then a prompt whose pieces are all new is
+ * tokenized whole, exactly as with the cache off. With the premises checked at load
  * ({@link #verify}, {@link #verifyChunks}) the IDs are the whole text's IDs; a tokenizer whose segment check
  * failed, or a cache of 0 bytes, tokenizes the whole text as before, and one whose chunk check failed is cut at its
  * added tokens only.
@@ -185,6 +186,7 @@ final class SegmentedTokenizer implements PromptTokenizer {
         bounds.add(-1);
 
         int n = starts.size();
+        boolean room = cache.hasRoom();
         int[][] ids = new int[n][];
         SegmentCache.Key[] keys = new SegmentCache.Key[n];
         boolean[] admit = new boolean[n];
@@ -205,14 +207,14 @@ final class SegmentedTokenizer implements PromptTokenizer {
                 cachedTokens += hit.length;
             } else {
                 missing.add(i);
-                admit[i] = sightings.sawBefore(keys[i]);
+                admit[i] = sightings.sawBefore(keys[i]) || room;
                 due += admit[i] ? 1 : 0;
             }
         }
         stats.segments(hits, missing.size());
         if (hits == 0 && due == 0) {
-            // Nothing of it seen before (a cold prompt): one native call over the text as given, exactly as with
-            // the cache off. Its pieces are only noted; they are cached when they come again.
+            // Nothing of it seen before and a full cache (a stream of unique prompts): one native call over the text
+            // as given, exactly as with the cache off. Its pieces are only noted; they are cached if they come again.
             int[] all = whole.encode(text, maxTokens);
             stats.tokens(0, all.length);
             return all;

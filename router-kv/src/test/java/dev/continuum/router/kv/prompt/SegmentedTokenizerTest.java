@@ -121,7 +121,7 @@ class SegmentedTokenizerTest {
     }
 
     @Test
-    void aStreamOfUniquePromptsIsOnlyNotedNeverCachedAndCostsOneCallEach() throws Exception {
+    void onceTheCacheIsFullAStreamOfUniquePromptsIsOnlyNotedAndCostsOneCallEach() throws Exception {
         byte[] json = Files.readAllBytes(Qwen3Fixture.tokenizerJson());
         try (DjlTokenizer djl = DjlTokenizer.load(json)) {
             AddedTokens added = AddedTokens.read(JSON, json);
@@ -130,16 +130,28 @@ class SegmentedTokenizerTest {
             SegmentedTokenizer t = new SegmentedTokenizer(counting(djl, calls), added,
                     SegmentedTokenizer.identityOf(json), cache, new Sightings(1 << 12), SegmentedTokenizer.Stats.NONE,
                     true, true);
+            String first = "<|im_start|>user\nA question seen while the cache has room<|im_end|>\n";
+            assertThat(t.encode(first, 10_000)).containsExactly(djl.encode(first, 10_000));
+            assertThat(cache.size()).as("with room, a piece is cached the first time").isPositive();
+            for (long k = 0; cache.hasRoom(); k++) {
+                cache.put(new SegmentCache.Key(k, ~k), new int[1024]); // other prompts' pieces fill it
+            }
+            int held = cache.size();
+            long bytes = cache.bytes();
+            calls.set(0);
             for (int i = 0; i < 50; i++) {
-                String prompt = "<|im_start|>user\nUnique question number " + i + " about " + "words ".repeat(i)
-                        + "<|im_end|>\n<|im_start|>assistant\n";
-                String unique = prompt.replace("<|im_start|>assistant\n", "<|im_start|>assistant " + i + "\n");
+                String unique = "<|im_start|>user\nUnique question number " + i + " about " + "words ".repeat(i)
+                        + "<|im_end|>\n<|im_start|>assistant " + i + "\n";
                 assertThat(t.encode(unique, 10_000)).containsExactly(djl.encode(unique, 10_000));
             }
             assertThat(calls.get()).as("one native call a prompt").isEqualTo(50);
-            assertThat(cache.size()).as("only the piece every prompt repeats (the newline between two turns)")
-                    .isOne();
-            assertThat(cache.bytes()).isLessThan(200);
+            assertThat(cache.size()).as("nothing seen once is cached in a full cache").isEqualTo(held);
+            assertThat(cache.bytes()).isEqualTo(bytes);
+            String twice = "<|im_start|>user\nA question sent twice<|im_end|>\n";
+            t.encode(twice, 10_000);
+            t.encode(twice, 10_000);
+            assertThat(cache.size()).as("a piece seen again is admitted").isGreaterThan(held);
+            assertThat(t.encode(twice, 10_000)).containsExactly(djl.encode(twice, 10_000));
         }
     }
 
