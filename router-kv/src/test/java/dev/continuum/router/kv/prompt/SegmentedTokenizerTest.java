@@ -68,18 +68,7 @@ class SegmentedTokenizerTest {
         try (DjlTokenizer djl = DjlTokenizer.load(json)) {
             AddedTokens added = AddedTokens.read(JSON, json);
             AtomicLong calls = new AtomicLong();
-            PromptTokenizer counting = new PromptTokenizer() {
-                @Override
-                public int[] encode(String text, int maxTokens) {
-                    calls.incrementAndGet();
-                    return djl.encode(text, maxTokens);
-                }
-
-                @Override
-                public void close() {
-                }
-            };
-            SegmentedTokenizer t = new SegmentedTokenizer(counting, added, SegmentedTokenizer.identityOf(json),
+            SegmentedTokenizer t = new SegmentedTokenizer(counting(djl, calls), added, SegmentedTokenizer.identityOf(json),
                     new SegmentCache(1 << 20, SegmentCache.Listener.NONE), new Sightings(1 << 10), SegmentedTokenizer.Stats.NONE, true, true);
             StringBuilder text = new StringBuilder();
             for (int i = 0; i < 20; i++) {
