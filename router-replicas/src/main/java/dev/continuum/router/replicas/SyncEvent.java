@@ -28,6 +28,16 @@ sealed interface SyncEvent {
     record End(long id) implements SyncEvent {
     }
 
+    /**
+     * In approximate mode, what sequence {@code id}'s prefilling rank is predicted to hold: its prompt's chained
+     * block keys at every {@code stride}-th block (router-shim's {@code SharedPredictions}). Follows its add.
+     */
+    record Predict(long id, int stride, long[] keys) implements SyncEvent {
+        public Predict {
+            Objects.requireNonNull(keys, "keys");
+        }
+    }
+
     /** Session {@code session} is bound to decode rank {@code rank} for {@code ttlMillis} from its receipt. */
     record Bind(String session, SampleKey rank, long ttlMillis) implements SyncEvent {
         public Bind {
