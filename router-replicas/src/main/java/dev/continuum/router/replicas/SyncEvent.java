@@ -1,6 +1,7 @@
 package dev.continuum.router.replicas;
 
 import dev.continuum.router.load.SampleKey;
+import java.util.Arrays;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -35,6 +36,21 @@ sealed interface SyncEvent {
     record Predict(long id, int stride, long[] keys) implements SyncEvent {
         public Predict {
             Objects.requireNonNull(keys, "keys");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Predict p && p.id == id && p.stride == stride && Arrays.equals(p.keys, keys);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, stride, Arrays.hashCode(keys));
+        }
+
+        @Override
+        public String toString() {
+            return "Predict[id=" + id + ", stride=" + stride + ", keys=" + keys.length + "]";
         }
     }
 
