@@ -168,9 +168,7 @@ class ReplicaSyncEndToEndTest {
 
         @Override
         public SharedPredictions.Sample sample(SampleKey rank, BlockHashes hashes) {
-            int stride = SampledChain.stride(hashes.blocks());
-            long[] keys = SampledChain.sample(hashes.hashes(), hashes.blocks(), stride);
-            return keys == null ? null : new SharedPredictions.Sample(stride, keys);
+            return SampledChain.sampleOf(hashes.hashes());
         }
 
         @Override
@@ -385,8 +383,10 @@ class ReplicaSyncEndToEndTest {
 
             a.stop();
             replicas.remove(a);
-            within(Duration.ofSeconds(5), () -> assertThat(b.sharing.depth(rank, prompt)).isZero());
-            assertThat(c.sharing.depth(rank, prompt)).isZero();
+            within(Duration.ofSeconds(5), () -> {
+                assertThat(b.sharing.depth(rank, prompt)).isZero();
+                assertThat(c.sharing.depth(rank, prompt)).isZero();
+            });
         } finally {
             close(node);
         }

@@ -21,7 +21,7 @@ public interface SharedPredictions {
     /** The largest stride a sample may name. */
     int MAX_STRIDE = 512;
     /** Keys in one sample at most (8 bytes each on the wire). */
-    int MAX_KEYS = 48;
+    int MAX_KEYS = 24;
 
     /** Whether {@code stride} is one a sender may choose: {@link #MIN_STRIDE} doubled, up to {@link #MAX_STRIDE}. */
     static boolean validStride(int stride) {

@@ -23,10 +23,7 @@ final class PredictionSharing implements SharedPredictions {
         if (!modes.approximate(rank.worker().namespace())) {
             return null;
         }
-        long[] h = hashes.hashes();
-        int stride = SampledChain.stride(h.length);
-        long[] keys = SampledChain.sample(h, h.length, stride);
-        return keys == null ? null : new Sample(stride, keys);
+        return SampledChain.sampleOf(hashes.hashes());
     }
 
     @Override

@@ -117,22 +117,19 @@ final class PredictionReader {
         for (int i = 0; i < held.size(); i++) {
             deepestHeld = Math.max(deepestHeld, held.matchedBlocks(i));
         }
-        // Peers' samples sit at sampled positions only, any of them may hold one: with peers the walk goes on to
-        // the prompt's end, past where the own chains stop.
-        boolean peers = peerOwners.getAsInt() > 0;
-        boolean chains = true;
         long path = rootPath;
-        long wire = SampledChain.root();
-        for (int i = 0; i < hashes.length && (chains || peers); i++) {
-            if (chains) {
-                path = ChildTable.step(path, hashes[i]);
-                chains = ownStep(path, i, w, now, k, own, st, held) > 0 || i < deepestHeld;
+        for (int i = 0; i < hashes.length; i++) {
+            path = ChildTable.step(path, hashes[i]);
+            if (ownStep(path, i, w, now, k, own, st, held) == 0 && i >= deepestHeld) {
+                break;
             }
-            if (peers) {
-                wire = SampledChain.next(wire, hashes[i]);
-                if (SampledChain.sampled(i)) {
-                    sampledHits(SampledChain.tableKey(rootPath, wire), i + 1, w, now, k, own, st);
-                }
+        }
+        // Peers' samples sit at every MIN_STRIDE-th block only, and any of them may hold one: to the prompt's end.
+        if (peerOwners.getAsInt() > 0) {
+            long wire = SampledChain.root();
+            for (int end = SampledChain.MIN_STRIDE; end <= hashes.length; end += SampledChain.MIN_STRIDE) {
+                wire = SampledChain.next(wire, hashes, end - SampledChain.MIN_STRIDE);
+                sampledHits(SampledChain.tableKey(rootPath, wire), end, w, now, k, own, st);
             }
         }
         return true;

@@ -12,8 +12,10 @@ import org.jspecify.annotations.Nullable;
  * Every stride is a multiple of {@value #MIN_STRIDE}: a lookup probes the same positions whatever stride a peer
  * chose.
  *
- * <p>The chain is one multiply per block (a lookup computes it beside the index's own keys while peers' samples
- * exist): the block hashes are already uniform. A receiver never stores a wire key as it came: it keys its table
+ * <p>The chain takes a group of {@value #MIN_STRIDE} blocks at a time: the group's hashes, each multiplied by an
+ * odd constant of its place in the group, are summed (independent multiplies the CPU overlaps, so blocks swapped
+ * within a group change the sum), and the sum is mixed into the chain with {@link ChildTable#step}: one full mix per
+ * group instead of one per block, for the sender and for every lookup while peers' samples exist. A receiver never stores a wire key as it came: it keys its table
  * with {@link #tableKey}, mixed with its own secret, so a peer cannot aim entries at one probe run.
  */
 public final class SampledChain {
@@ -21,24 +23,29 @@ public final class SampledChain {
     public static final int MAX_STRIDE = SharedPredictions.MAX_STRIDE;
     public static final int MAX_KEYS = SharedPredictions.MAX_KEYS;
     private static final long ROOT = 0x436F6E74696E7575L; // "Continuu"
-    private static final long MIX = 0x9E3779B97F4A7C15L;
+    /** The odd multiplier of each place in a group: {@code step(0, place + 1) | 1}. */
+    private static final long[] PLACE = new long[MIN_STRIDE];
+
+    static {
+        for (int j = 0; j < MIN_STRIDE; j++) {
+            PLACE[j] = ChildTable.step(0, j + 1) | 1;
+        }
+    }
 
     private SampledChain() {
     }
 
-    /** The wire key of the prefix ending one block after the prefix keyed {@code parent}. */
-    static long next(long parent, long blockHash) {
-        long z = (parent ^ blockHash) * MIX;
-        return z ^ (z >>> 32);
+    /** The wire key of the prefix that extends the prefix keyed {@code parent} by the group at {@code from}. */
+    static long next(long parent, long[] hashes, int from) {
+        long g = 0;
+        for (int j = 0; j < MIN_STRIDE; j++) {
+            g += hashes[from + j] * PLACE[j];
+        }
+        return ChildTable.step(parent, g);
     }
 
     static long root() {
         return ROOT;
-    }
-
-    /** Whether block position {@code i} (0-based) is a position any stride samples. */
-    static boolean sampled(int i) {
-        return ((i + 1) & (MIN_STRIDE - 1)) == 0;
     }
 
     /** The receiver's table key for a peer's wire key ({@code secret}: its index's root key). */
@@ -55,6 +62,13 @@ public final class SampledChain {
         return stride;
     }
 
+    /** The sample of a prompt of per-block {@code hashes} at its {@link #stride}, or null when shorter than one. */
+    public static SharedPredictions.@Nullable Sample sampleOf(long[] hashes) {
+        int stride = stride(hashes.length);
+        long[] keys = sample(hashes, hashes.length, stride);
+        return keys == null ? null : new SharedPredictions.Sample(stride, keys);
+    }
+
     /** The sampled keys of {@code hashes} (its first {@code limit} blocks), or null when shorter than one stride. */
     public static long @Nullable [] sample(long[] hashes, int limit, int stride) {
         int blocks = Math.min(hashes.length, limit);
@@ -64,9 +78,9 @@ public final class SampledChain {
         }
         long[] keys = new long[n];
         long w = ROOT;
-        for (int i = 0, k = 0; k < n; i++) {
-            w = next(w, hashes[i]);
-            if ((i + 1) % stride == 0) {
+        for (int end = MIN_STRIDE, k = 0; k < n; end += MIN_STRIDE) {
+            w = next(w, hashes, end - MIN_STRIDE);
+            if (end % stride == 0) {
                 keys[k++] = w;
             }
         }
