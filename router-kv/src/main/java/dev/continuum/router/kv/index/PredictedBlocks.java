@@ -27,6 +27,10 @@ import org.jspecify.annotations.Nullable;
  * ring records over all ranks (16 bytes each, 32 MiB), {@value #MAX_BLOCKS_PER_PREDICTION} blocks per prediction.
  * A prediction past these bounds is cut or dropped and counted, never grown.
  *
+ * <p><b>Peers.</b> Replica sync's peers' predictions ({@link #predictPeer}, sampled by {@link SampledChain}) live in
+ * owners of their own, one per (peer, rank), at most {@value #MAX_PEER_ENTRIES} entries each, with the same TTL,
+ * LRU and departure rules; {@link #forgetPeer} takes back exactly one peer's part.
+ *
  * <p><b>Concurrency.</b> Writers (the picking threads, and the kv-events writer confirming) take the write mode of a
  * {@link StampedLock}; a picking thread only tries it, briefly, and drops its prediction (counted) rather than wait.
  * Readers never lock: they walk under an optimistic stamp and keep the answer only when it validates, else retry a
