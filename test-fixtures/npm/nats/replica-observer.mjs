@@ -3,7 +3,8 @@
 // it hears for a snapshot (a request it encodes itself), decodes batches, heartbeats and snapshots, folds them
 // into each replica's live sequences as a peer would, and prints the state as one JSON line whenever it changed:
 //   {"replicas": {"r1": {"epoch": "...", "seq": N, "synced": true, "sequences": N,
-//                        "ranks": {"ns/instance/dp": {"tokens": N, "blocks": N, "sequences": N}}}},
+//                        "ranks": {"ns/instance/dp": {"tokens": N, "blocks": N, "sequences": N}},
+//                        "predicted": {"ns/instance/dp": {"predictions": N, "deepest": N}}}},
 //    "bindings": {"session": "ns/instance/dp"}, "errors": ["..."]}
 // Usage: node replica-observer.mjs nats://127.0.0.1:PORT GROUP   (runs until stdin closes)
 import { connect, createInbox } from "nats";
@@ -46,7 +47,8 @@ class Reader {
 function decode(bytes) {
   const r = new Reader(bytes);
   if (r.u8() !== 0x43 || r.u8() !== 0x52) throw new Error("bad magic");
-  if (r.u8() !== 1) throw new Error("version");
+  const version = r.u8(); // 2: the message carries predictions (approximate mode)
+  if (version !== 1 && version !== 2) throw new Error(`version ${version}`);
   const kind = r.u8();
   if (kind < 1 || kind > 4) throw new Error(`kind ${kind}`);
   const m = { kind, replica: r.str(64), epoch: r.u64(), seq: r.varint(), chunk: r.num(4095), chunks: r.num(4096),
@@ -67,6 +69,14 @@ function decode(bytes) {
       m.events.push({ type: "end", id });
     } else if (type === 4) {
       m.events.push({ type: "bind", session: r.str(128), rank: r.rank(), ttl: r.num(86400000) });
+    } else if (type === 5 && version === 2) {
+      const stride = r.num(512);
+      if (stride < 16 || (stride & (stride - 1)) !== 0) throw new Error(`stride ${stride}`);
+      const n = r.num(48);
+      if (n === 0 || n * 8 > r.left()) throw new Error(`${n} keys`);
+      const keys = [];
+      for (let k = 0; k < n; k++) keys.push(r.u64());
+      m.events.push({ type: "predict", id, stride, keys });
     } else {
       throw new Error(`event type ${type}`);
     }
@@ -95,6 +105,13 @@ function apply(p, e) {
     p.live.delete(e.id);
   } else if (e.type === "bind") {
     bindings.set(e.session, e.rank);
+  } else if (e.type === "predict") { // the prefilling rank of its (live) add: the pair's prefill rank, else decode
+    const l = p.live.get(e.id);
+    if (!l) return;
+    const rank = l.prefill ?? l.decode;
+    const s = (p.predicted[rank] ||= { predictions: 0, deepest: 0 });
+    s.predictions += 1;
+    s.deepest = Math.max(s.deepest, e.stride * e.keys.length);
   }
 }
 
@@ -108,7 +125,7 @@ function ask(id) {
 function onStream(m) {
   let p = replicas.get(m.replica);
   if (!p || m.epoch > p.epoch) {
-    p = { epoch: m.epoch, seq: -1n, live: new Map(), pending: [], snapshot: [] };
+    p = { epoch: m.epoch, seq: -1n, live: new Map(), pending: [], snapshot: [], predicted: {} };
     replicas.set(m.replica, p);
     ask(m.replica);
   }
@@ -157,7 +174,7 @@ function report() {
       add(l.decode, 0, l.blocks, 1);
     }
     out.replicas[id] = { epoch: p.epoch.toString(), seq: Number(p.seq), synced: p.seq >= 0n, sequences: p.live.size,
-      ranks };
+      ranks, predicted: p.predicted };
   }
   const line = JSON.stringify(out);
   if (line !== last) { last = line; console.log(line); }

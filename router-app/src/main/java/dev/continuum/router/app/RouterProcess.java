@@ -216,6 +216,8 @@ final class RouterProcess implements AutoCloseable {
                 .environment(System.getenv()).ticker(ticker).fallbackCounter(new EstimatedTokens())
                 .predicted(kvIndex.predicted())
                 .build(shim, picking, kvIndex.overlap(), kvEvents, discovery.registry()::snapshot));
+        // Approximate mode: the blocks each replica predicts travel to its peers (sampled) through replica sync.
+        replicas.sharePredictions(kv.sharedPredictions());
         // broker_coverage and the debounced continuum_dynamo_broker_* gauges, over both families' subscriptions.
         BrokerCoverageWiring coverage = new BrokerCoverageWiring(registry, bus.bus(), discovery.registry(),
                 store::current, sections, load, kvEvents);

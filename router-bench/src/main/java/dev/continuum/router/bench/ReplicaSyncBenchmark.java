@@ -4,19 +4,24 @@ import dev.continuum.router.discovery.DynamoSnapshot;
 import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.load.LoadSupervisor;
+import dev.continuum.router.kv.index.PredictedBlocks;
+import dev.continuum.router.kv.index.SampledChain;
 import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.replicas.SyncPipe;
+import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.DispatchedSequence;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SequenceEnd;
 import dev.continuum.router.shim.SequenceListener;
+import dev.continuum.router.shim.SharedPredictions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -29,6 +34,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The cost of replica sync per routed request, for one sender and one receiving peer (docs/replicas.md): the three
@@ -38,6 +44,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * replica routes within one {@code batch_interval}: 8 at 1,600 requests/s and 5 ms, 64 at 12,800). The score is
  * per request; the payload bytes per request are printed at tear-down. NATS's own framing and socket work are not
  * included (about 40 bytes per message: a share of a batch).
+ *
+ * <p>{@code promptBlocks} above 0 is approximate mode: each dispatch carries a prompt of that many 16-token blocks
+ * (one of {@value #PROMPTS} distinct prompts, in turn), the sender samples it (router-kv's {@link SampledChain}) into
+ * a predict event, and the peer stores it in router-kv's real predicted cache ({@link PredictedBlocks#predictPeer}),
+ * as replica sync does; 0 is precise mode (no prediction travels). 960 blocks is the Mooncake trace's mean prompt
+ * (15,325 tokens), 2,512 its first request's (40,160).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -45,8 +57,34 @@ import org.openjdk.jmh.annotations.TearDown;
 public class ReplicaSyncBenchmark {
     static final int REQUESTS = 256;
 
+    static final int PROMPTS = 64;
+
     @Param({"1", "8", "64"})
     public int batch;
+
+    @Param({"0", "960", "2512"})
+    public int promptBlocks;
+
+    /** Both replicas' side of the seam on router-kv's real parts; every namespace approximate. */
+    private static final class Sharing implements SharedPredictions {
+        final PredictedBlocks overlay = new PredictedBlocks(0x5EEDL, System::nanoTime, PredictedBlocks.Counts.NONE);
+
+        @Override
+        public SharedPredictions.@Nullable Sample sample(SampleKey rank, BlockHashes hashes) {
+            return SampledChain.sampleOf(hashes.hashes());
+        }
+
+        @Override
+        public void peerPredicted(int peer, SampleKey rank, int stride, long[] keys) {
+            overlay.predictPeer(peer, rank.worker().namespace(), rank.worker().instanceId(), (int) rank.dpRank(),
+                    stride, keys, TimeUnit.MINUTES.toNanos(1), 0);
+        }
+
+        @Override
+        public void forgetPeer(int peer) {
+            overlay.forgetPeer(peer);
+        }
+    }
 
     private SyncPipe pipe;
     private SequenceListener sender;
@@ -54,6 +92,7 @@ public class ReplicaSyncBenchmark {
     private SampleKey[] prefill;
     private long id;
     private long requests;
+    private BlockHashes @Nullable [] prompts;
 
     @Setup
     public void setup() {
@@ -67,6 +106,15 @@ public class ReplicaSyncBenchmark {
                 new PickRequest(ChatBodies.MODEL, Set.of(Fleets.NS), 1_500)));
         s.dispatch().ended();
         pipe = new SyncPipe(peer.activeSequences(), meters, 256, 64 * 1024);
+        if (promptBlocks > 0) {
+            Sharing sharing = new Sharing();
+            pipe.predictions(sharing, sharing);
+            SplittableRandom random = new SplittableRandom(30);
+            prompts = new BlockHashes[PROMPTS];
+            for (int i = 0; i < PROMPTS; i++) {
+                prompts[i] = new BlockHashes(16, random.longs(promptBlocks).toArray());
+            }
+        }
         sender = pipe.sender();
         List<SampleKey> d = new ArrayList<>();
         List<SampleKey> p = new ArrayList<>();
@@ -87,7 +135,8 @@ public class ReplicaSyncBenchmark {
         for (int i = 0; i < REQUESTS; i++) {
             long n = ++id;
             int k = (int) (n % decode.length);
-            sender.dispatched(new DispatchedSequence(n, decode[k], prefill[k], 1_500, 24, null, null));
+            BlockHashes hashes = prompts == null ? null : prompts[(int) (n % PROMPTS)];
+            sender.dispatched(new DispatchedSequence(n, decode[k], prefill[k], 1_500, 24, hashes, hashes));
             sender.firstToken(n);
             sender.ended(n, SequenceEnd.COMPLETED);
             if ((i + 1) % batch == 0) {
@@ -101,7 +150,7 @@ public class ReplicaSyncBenchmark {
 
     @TearDown(Level.Trial)
     public void report() {
-        System.out.printf("%nreplica sync, batch of %d requests: %.1f payload bytes per request, %d messages%n",
-                batch, (double) pipe.bytes() / requests, pipe.messages());
+        System.out.printf("%nreplica sync, batch of %d requests, prompts of %d blocks: %.1f payload bytes per request,"
+                + " %d messages%n", batch, promptBlocks, (double) pipe.bytes() / requests, pipe.messages());
     }
 }

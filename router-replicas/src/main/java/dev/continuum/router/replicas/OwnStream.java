@@ -1,6 +1,9 @@
 package dev.continuum.router.replicas;
 
+import dev.continuum.router.load.SampleKey;
+import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.DispatchedSequence;
+import dev.continuum.router.shim.SharedPredictions;
 import dev.continuum.router.shim.SequenceEnd;
 import dev.continuum.router.shim.SequenceListener;
 import java.util.ArrayList;
@@ -19,14 +22,15 @@ import java.util.function.BiConsumer;
  * one, so every peer sees a gap and asks for a snapshot rather than apply a partial stream.
  */
 final class OwnStream implements SequenceListener {
-    /** Three events per tracked sequence (the active sequences' own bound is 65,536). */
-    static final int MAX_QUEUED = 3 * 65_536;
+    /** Four events per tracked sequence (add, predict, first, end; the active sequences' own bound is 65,536). */
+    static final int MAX_QUEUED = 4 * 65_536;
     /** Room kept in a message for one more event of the largest size (two ranks with 256-byte namespaces). */
     static final int EVENT_MARGIN = 640;
 
     private final ConcurrentLinkedQueue<SyncEvent> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean overflowed;
+    private volatile SharedPredictions predictions = SharedPredictions.NONE;
 
     // Sync-thread owned.
     private final Map<Long, SyncEvent.Add> live = new LinkedHashMap<>();
@@ -42,6 +46,18 @@ final class OwnStream implements SequenceListener {
     @Override
     public void dispatched(DispatchedSequence s) {
         offer(new SyncEvent.Add(s.id(), s.decode(), s.prefill(), s.prefillTokens(), s.blocks()));
+        // The prefilling rank is the one predicted to hold the prompt (as the picker predicts it locally).
+        SampleKey rank = s.prefill() != null ? s.prefill() : s.decode();
+        BlockHashes hashes = s.prefill() != null ? s.prefillHashes() : s.decodeHashes();
+        SharedPredictions.Sample sample = hashes == null ? null : predictions.sample(rank, hashes);
+        if (sample != null) {
+            offer(new SyncEvent.Predict(s.id(), sample.stride(), sample.keys()));
+        }
+    }
+
+    /** What approximate-mode predictions are sampled through (replica sync's seam into the predicted cache). */
+    void predictions(SharedPredictions next) {
+        this.predictions = Objects.requireNonNull(next, "predictions");
     }
 
     @Override
@@ -127,6 +143,9 @@ final class OwnStream implements SequenceListener {
     private boolean fold(SyncEvent e) {
         if (e instanceof SyncEvent.Bind) {
             return true;
+        }
+        if (e instanceof SyncEvent.Predict) {
+            return live.containsKey(e.id()); // not kept: predictions do not travel in snapshots
         }
         if (e instanceof SyncEvent.Add a) {
             live.put(a.id(), a);

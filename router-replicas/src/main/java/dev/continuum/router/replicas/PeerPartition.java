@@ -48,6 +48,8 @@ final class PeerPartition {
 
     final String replica;
     final long epoch;
+    /** This partition's number in the predicted cache (unique per process, never 0). */
+    final int number;
     private final Map<Long, Live> live = new HashMap<>();
     private final Map<SampleKey, Share> shares = new HashMap<>();
     private final List<Share> dirty = new ArrayList<>();
@@ -56,8 +58,9 @@ final class PeerPartition {
     /** When the peer was last heard from (sync-thread ticker). */
     long heardAt;
 
-    PeerPartition(String replica, long epoch, long now) {
+    PeerPartition(String replica, long epoch, long now, int number) {
         this.replica = Objects.requireNonNull(replica, "replica");
+        this.number = number;
         this.epoch = epoch;
         this.heardAt = now;
     }
@@ -72,8 +75,8 @@ final class PeerPartition {
 
     /** Applies one event; false when the partition is at its bound (the add is dropped). */
     boolean apply(SyncEvent event) {
-        if (event instanceof SyncEvent.Bind) {
-            return true; // bindings are not a partition's: the session table keeps them
+        if (event instanceof SyncEvent.Bind || event instanceof SyncEvent.Predict) {
+            return true; // neither is a partition's: the session table and the predicted cache keep them
         }
         if (event instanceof SyncEvent.Add a) {
             if (live.size() >= MAX_SEQUENCES || live.containsKey(a.id())) {
@@ -101,6 +104,12 @@ final class PeerPartition {
             }
         }
         return true;
+    }
+
+    /** The rank that prefills live sequence {@code id} (its pair's prefill rank, else its decode rank), or null. */
+    @Nullable SampleKey prefilling(long id) {
+        Live l = live.get(id);
+        return l == null ? null : l.prefill() != null ? l.prefill() : l.decode();
     }
 
     private void prefillOver(Live l) {

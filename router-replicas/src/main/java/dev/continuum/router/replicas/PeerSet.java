@@ -1,6 +1,8 @@
 package dev.continuum.router.replicas;
 
+import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.shim.ActiveSequences;
+import dev.continuum.router.shim.SharedPredictions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -41,6 +43,8 @@ final class PeerSet {
     private final ReplicaMetrics metrics;
     private final Consumer<String> askSnapshot;
     private final Consumer<SyncEvent.Bind> bindings;
+    private volatile SharedPredictions predictions = SharedPredictions.NONE;
+    private int lastNumber;
     private final Map<String, PeerPartition> peers = new HashMap<>();
     private final Map<String, List<SyncMessage>> buffered = new HashMap<>();
     private final Map<String, Pending> pending = new HashMap<>();
@@ -51,6 +55,11 @@ final class PeerSet {
         this.view = Objects.requireNonNull(view, "view");
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.askSnapshot = Objects.requireNonNull(askSnapshot, "askSnapshot");
+    }
+
+    /** Where peers' predictions go (approximate mode); the sync thread reads it per event. */
+    void predictions(SharedPredictions next) {
+        this.predictions = Objects.requireNonNull(next, "predictions");
     }
 
     /** A batch or heartbeat from {@code m.replica()} (already checked against its subject). */
@@ -69,7 +78,8 @@ final class PeerSet {
             if (p != null) {
                 remove(p, ReplicaMetrics.Departure.RESTART);
             }
-            p = new PeerPartition(m.replica(), m.epoch(), now);
+            lastNumber = lastNumber == Integer.MAX_VALUE ? 1 : lastNumber + 1;
+            p = new PeerPartition(m.replica(), m.epoch(), now, lastNumber);
             peers.put(m.replica(), p);
             resync(p, now, restarted ? ReplicaMetrics.Resync.RESTART : ReplicaMetrics.Resync.JOIN);
         }
@@ -154,6 +164,11 @@ final class PeerSet {
     private void applyEvent(PeerPartition p, SyncEvent e) {
         if (e instanceof SyncEvent.Bind b) {
             bindings.accept(b);
+        } else if (e instanceof SyncEvent.Predict pr) {
+            SampleKey rank = p.prefilling(pr.id());
+            if (rank != null) {
+                predictions.peerPredicted(p.number, rank, pr.stride(), pr.keys());
+            }
         } else if (!p.apply(e)) {
             metrics.dropped(SyncDrop.OVER_BOUND);
         }
@@ -221,6 +236,7 @@ final class PeerSet {
 
     private void drop(PeerPartition p, ReplicaMetrics.Departure reason) {
         p.release(view);
+        predictions.forgetPeer(p.number);
         buffered.remove(p.replica);
         pending.remove(p.replica);
         metrics.departed(reason);

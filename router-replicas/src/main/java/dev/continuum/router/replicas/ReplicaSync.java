@@ -5,6 +5,7 @@ import dev.continuum.router.core.logging.LogSafe;
 import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.eventplane.nats.NatsTap;
 import dev.continuum.router.shim.ActiveSequences;
+import dev.continuum.router.shim.SharedPredictions;
 import dev.continuum.router.shim.SessionAffinity;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.nats.client.Connection;
@@ -124,6 +125,15 @@ public final class ReplicaSync extends StartStopSupport implements NatsTap {
                 tasks.add(() -> reschedule(next));
             }
         }
+    }
+
+    /**
+     * Approximate mode's predictions, shared with peers (router-kv's predicted cache, docs/replicas.md "Approximate
+     * mode"): this replica's dispatches are sampled through it, peers' samples handed to it. Set once at start.
+     */
+    public void sharePredictions(SharedPredictions predictions) {
+        own.predictions(predictions);
+        peers.predictions(predictions);
     }
 
     /**

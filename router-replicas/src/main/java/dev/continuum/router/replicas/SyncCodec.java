@@ -2,6 +2,7 @@ package dev.continuum.router.replicas;
 
 import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.load.SampleKey;
+import dev.continuum.router.shim.SharedPredictions;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,12 +14,13 @@ import org.jspecify.annotations.Nullable;
  * no upstream peer reads it. Big-endian; counts and ids as unsigned LEB128 varints.
  *
  * <pre>
- * message = magic "CR" | version 1 | kind | replica (string) | epoch (8 bytes) | seq (varint)
+ * message = magic "CR" | version (1, or 2 when it carries a predict event) | kind | replica (string) | epoch (8 bytes) | seq (varint)
  *           | chunk (varint) | chunks (varint) | count (varint) | event*
  * event   = 1 add   | id | rank decode | has-prefill (0/1) [rank prefill] | prefill tokens | blocks
  *         | 2 first | id
  *         | 3 end   | id
  *         | 4 bind  | 0 | session (string, at most 128) | rank | ttl in milliseconds (at most a day)
+ *         | 5 predict | id | stride (16 doubled, at most 512) | key count (1 to 48) | key (8 bytes)*   (version 2)
  * rank    = namespace (string) | instance id (8 bytes) | dp rank (varint)
  * string  = length (varint, at most 64 for a replica ID, 256 for a namespace) | UTF-8 bytes
  * </pre>
@@ -38,10 +40,13 @@ final class SyncCodec {
     private static final byte M0 = 'C';
     private static final byte M1 = 'R';
     private static final byte VERSION = 1;
+    /** The version of a message carrying predictions: a version-1 reader refuses it rather than misread it. */
+    private static final byte VERSION_PREDICT = 2;
     private static final int ADD = 1;
     private static final int FIRST = 2;
     private static final int END = 3;
     private static final int BIND = 4;
+    private static final int PREDICT = 5;
     static final int MAX_SESSION = 128;
     static final long MAX_TTL_MILLIS = 86_400_000L;
 
@@ -63,11 +68,13 @@ final class SyncCodec {
         private int pos;
         private int countAt;
         private int count;
+        private boolean predicts;
 
         /** Starts a message; events follow. */
         void begin(SyncMessage.Kind kind, String replica, long epoch, long seq, int chunk, int chunks) {
             pos = 0;
             count = 0;
+            predicts = false;
             put(M0);
             put(M1);
             put(VERSION);
@@ -97,6 +104,15 @@ final class SyncCodec {
                 }
                 varint(a.prefillTokens());
                 varint(a.blocks());
+            } else if (event instanceof SyncEvent.Predict p) {
+                put((byte) PREDICT);
+                varint(p.id());
+                varint(p.stride());
+                varint(p.keys().length);
+                for (long key : p.keys()) {
+                    int8(key);
+                }
+                predicts = true;
             } else if (event instanceof SyncEvent.Bind b) {
                 put((byte) BIND);
                 varint(0);
@@ -122,6 +138,7 @@ final class SyncCodec {
         byte[] finish() {
             buf[countAt] = (byte) ((count & 0x7F) | 0x80);
             buf[countAt + 1] = (byte) (count >>> 7);
+            buf[2] = predicts ? VERSION_PREDICT : VERSION;
             return Arrays.copyOf(buf, pos);
         }
 
@@ -176,7 +193,7 @@ final class SyncCodec {
             throw new Malformed("bad magic");
         }
         int version = r.u8();
-        if (version != VERSION) {
+        if (version != VERSION && version != VERSION_PREDICT) {
             throw new Malformed("version " + version);
         }
         SyncMessage.Kind kind = SyncMessage.Kind.of(r.u8());
@@ -195,7 +212,11 @@ final class SyncCodec {
         }
         List<SyncEvent> events = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            events.add(event(r));
+            SyncEvent e = event(r);
+            if (e instanceof SyncEvent.Predict && version != VERSION_PREDICT) {
+                throw new Malformed("predict event in a version " + version + " message");
+            }
+            events.add(e);
         }
         if (r.remaining() != 0) {
             throw new Malformed(r.remaining() + " trailing bytes");
@@ -220,9 +241,26 @@ final class SyncCodec {
             }
             case FIRST -> new SyncEvent.First(id);
             case END -> new SyncEvent.End(id);
+            case PREDICT -> predict(r, id);
             case BIND -> new SyncEvent.Bind(r.string(MAX_SESSION), r.rank(), r.bounded(MAX_TTL_MILLIS));
             default -> throw new Malformed("event type " + type);
         };
+    }
+
+    private static SyncEvent.Predict predict(Reader r, long id) {
+        int stride = (int) r.bounded(SharedPredictions.MAX_STRIDE);
+        if (!SharedPredictions.validStride(stride)) {
+            throw new Malformed("stride " + stride);
+        }
+        int n = (int) r.bounded(SharedPredictions.MAX_KEYS);
+        if (n == 0 || n > r.remaining() / 8) {
+            throw new Malformed(n + " keys");
+        }
+        long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = r.int8();
+        }
+        return new SyncEvent.Predict(id, stride, keys);
     }
 
     private static final class Reader {

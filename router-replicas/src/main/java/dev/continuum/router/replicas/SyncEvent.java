@@ -1,6 +1,7 @@
 package dev.continuum.router.replicas;
 
 import dev.continuum.router.load.SampleKey;
+import java.util.Arrays;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -26,6 +27,31 @@ sealed interface SyncEvent {
 
     /** Sequence {@code id} no longer counts. */
     record End(long id) implements SyncEvent {
+    }
+
+    /**
+     * In approximate mode, what sequence {@code id}'s prefilling rank is predicted to hold: its prompt's chained
+     * block keys at every {@code stride}-th block (router-shim's {@code SharedPredictions}). Follows its add.
+     */
+    record Predict(long id, int stride, long[] keys) implements SyncEvent {
+        public Predict {
+            Objects.requireNonNull(keys, "keys");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Predict p && p.id == id && p.stride == stride && Arrays.equals(p.keys, keys);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, stride, Arrays.hashCode(keys));
+        }
+
+        @Override
+        public String toString() {
+            return "Predict[id=" + id + ", stride=" + stride + ", keys=" + keys.length + "]";
+        }
     }
 
     /** Session {@code session} is bound to decode rank {@code rank} for {@code ttlMillis} from its receipt. */

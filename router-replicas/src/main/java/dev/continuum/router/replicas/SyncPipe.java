@@ -1,6 +1,7 @@
 package dev.continuum.router.replicas;
 
 import dev.continuum.router.shim.ActiveSequences;
+import dev.continuum.router.shim.SharedPredictions;
 import dev.continuum.router.shim.SequenceListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -36,6 +37,13 @@ public final class SyncPipe {
         receiver.onStream(SyncCodec.decode(w.finish()), 0, 1);
         w.begin(SyncMessage.Kind.SNAPSHOT, "sender", 1, 0, 0, 1);
         receiver.onSnapshot(SyncCodec.decode(w.finish()), 0);
+    }
+
+    /** Samples the sender's predictions through {@code sender}, hands the peer's to {@code receiver}. */
+    public SyncPipe predictions(SharedPredictions sender, SharedPredictions receiver) {
+        this.sender.predictions(sender);
+        this.receiver.predictions(receiver);
+        return this;
     }
 
     /** Register this with the sending replica's {@link ActiveSequences#listen}. */

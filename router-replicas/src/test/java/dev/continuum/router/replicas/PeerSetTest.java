@@ -12,6 +12,8 @@ import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.shim.ActiveSequences;
+import dev.continuum.router.shim.BlockHashes;
+import dev.continuum.router.shim.SharedPredictions;
 import dev.continuum.router.shim.LoadBasedPicking;
 import dev.continuum.router.shim.PickRequest;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -124,6 +126,46 @@ class PeerSetTest {
         assertThat(view.activePrefillTokens(RANK)).isZero();
         assertThat(view.activeBlocks(RANK)).isZero();
         assertThat(peers.views(1_000)).isEmpty();
+    }
+
+    /** Records the seam's calls (router-kv's overlay behind it is tested there and end to end). */
+    private static final class Recorded implements SharedPredictions {
+        final List<String> calls = new ArrayList<>();
+
+        @Override
+        public SharedPredictions.Sample sample(SampleKey rank, BlockHashes hashes) {
+            return null;
+        }
+
+        @Override
+        public void peerPredicted(int peer, SampleKey rank, int stride, long[] keys) {
+            calls.add("predicted " + peer + " " + rank.worker().instanceId() + " " + stride + " " + keys.length);
+        }
+
+        @Override
+        public void forgetPeer(int peer) {
+            calls.add("forget " + peer);
+        }
+    }
+
+    @Test
+    void predictionsGoToThePrefillingRankUnderThePeersPartitionAndLeaveWithIt() {
+        Recorded seam = new Recorded();
+        peers.predictions(seam);
+        SampleKey prefill = new SampleKey(new WorkerId(NS, 2), 0);
+        joinAt(1, 0);
+        peers.onStream(msg(SyncMessage.Kind.BATCH, 1, 1, add(1), new SyncEvent.Predict(1, 16, new long[] {5, 6}),
+                new SyncEvent.Add(2, RANK, prefill, 100, 4), new SyncEvent.Predict(2, 32, new long[] {7}),
+                new SyncEvent.Predict(99, 16, new long[] {8})), 0, 8);
+        assertThat(seam.calls).as("the decode rank prefills alone, the pair's prefill rank; an unknown id: nothing")
+                .containsExactly("predicted 1 1 16 2", "predicted 1 2 32 1");
+        assertThat(view.activeSequences(RANK)).as("a predict event is no sequence").isEqualTo(2);
+
+        joinAt(2, 0); // restarted: its old partition's predictions go, the new one has its own number
+        peers.onStream(msg(SyncMessage.Kind.BATCH, 2, 1, add(1), new SyncEvent.Predict(1, 16, new long[] {5})),
+                0, 8);
+        peers.tick(1_000, 999, 999, false);
+        assertThat(seam.calls).containsSubsequence("forget 1", "predicted 2 1 16 1", "forget 2");
     }
 
     @Test

@@ -14,7 +14,16 @@ import dev.continuum.router.eventplane.nats.NatsConfig;
 import dev.continuum.router.eventplane.nats.NatsConnection;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.load.SampleKey;
+import dev.continuum.router.kv.index.PredictedBlocks;
+import dev.continuum.router.kv.index.SampledChain;
+import dev.continuum.router.shim.BlockHashes;
+import dev.continuum.router.shim.KvPickListener;
+import dev.continuum.router.shim.KvPickerSettings;
 import dev.continuum.router.shim.LoadBasedPicking;
+import dev.continuum.router.shim.OverlapScores;
+import dev.continuum.router.shim.PromptBlocks;
+import dev.continuum.router.shim.SharedPredictions;
+import dev.continuum.router.shim.WorkerPin;
 import dev.continuum.router.shim.PickRequest;
 import dev.continuum.router.shim.Selection;
 import dev.continuum.router.shim.SelectionReason;
@@ -61,6 +70,7 @@ class ReplicaSyncEndToEndTest {
         final NatsConnection nats = new NatsConnection(meters);
         final ReplicaSync sync;
         final List<Selection> open = new ArrayList<>();
+        final OverlaySharing sharing = new OverlaySharing();
 
         Replica(String id) {
             ModelCard card = new ModelCard(MODEL, null, false, 16, ModelCard.WorkerCapacity.UNKNOWN, null, null,
@@ -77,6 +87,7 @@ class ReplicaSyncEndToEndTest {
                     null));
             nats.start().join();
             sync = new ReplicaSync(picking.activeSequences(), nats, meters, System::nanoTime);
+            sync.sharePredictions(sharing);
             sync.apply(new ReplicasConfig(true, "g", id, HEARTBEAT, PEER_TIMEOUT, Duration.ofMillis(5), 256,
                     64 * 1024, 16, Duration.ofMinutes(10)));
             sync.start().join();
@@ -89,6 +100,16 @@ class ReplicaSyncEndToEndTest {
                 assertThat(s).isNotNull();
                 open.add(s);
             }
+        }
+
+        /** A KV-scored dispatch of a prompt of {@code hashes} (approximate mode, nothing cached): the rank picked. */
+        SampleKey dispatchPrompt(long[] hashes) {
+            Selection s = picking.kvAware((h, out) -> { }, () -> KvPickerSettings.DEFAULTS, meters, APPROXIMATE)
+                    .pick(fleet.snapshot(), new PickRequest(MODEL, Set.of(NS), 16L * hashes.length,
+                            new PromptBlocks(16 * hashes.length, List.of(new BlockHashes(16, hashes)))));
+            assertThat(s).isNotNull();
+            open.add(s);
+            return new SampleKey(s.decode().worker(), s.decode().dpRank());
         }
 
         void end(int n) {
@@ -122,6 +143,50 @@ class ReplicaSyncEndToEndTest {
             sync.stop().join();
             nats.stop().join();
             picking.stop().join();
+        }
+    }
+
+    private static final KvPickListener APPROXIMATE = new KvPickListener() {
+        @Override
+        public boolean approximate(String namespace, boolean kvEventsPublished) {
+            return true;
+        }
+
+        @Override
+        public void picked(WorkerPin rank, BlockHashes hashes) {
+        }
+    };
+
+    /**
+     * The seam as router-kv fills it, on router-kv's real parts: its sampled chain on the sending side, a predicted
+     * cache of this replica's own (its own secret root) on the receiving side. Only the mode and TTL decisions of
+     * router-kv's {@code KvModes} are left out: every namespace is approximate, predictions live a minute.
+     */
+    private static final class OverlaySharing implements SharedPredictions {
+        final PredictedBlocks overlay = new PredictedBlocks(new java.security.SecureRandom().nextLong(),
+                System::nanoTime, PredictedBlocks.Counts.NONE);
+
+        @Override
+        public SharedPredictions.Sample sample(SampleKey rank, BlockHashes hashes) {
+            return SampledChain.sampleOf(hashes.hashes());
+        }
+
+        @Override
+        public void peerPredicted(int peer, SampleKey rank, int stride, long[] keys) {
+            overlay.predictPeer(peer, rank.worker().namespace(), rank.worker().instanceId(), (int) rank.dpRank(),
+                    stride, keys, TimeUnit.MINUTES.toNanos(1), 0);
+        }
+
+        @Override
+        public void forgetPeer(int peer) {
+            overlay.forgetPeer(peer);
+        }
+
+        /** The depth this replica's overlay gives {@code rank} for a prompt of {@code hashes}. */
+        int depth(SampleKey rank, long[] hashes) {
+            OverlapScores out = new OverlapScores(8);
+            overlay.deepen(hashes, out);
+            return out.matchedBlocksOf(rank.worker().instanceId(), (int) rank.dpRank());
         }
     }
 
@@ -241,23 +306,9 @@ class ReplicaSyncEndToEndTest {
         a.end(2);
         Selection turn = a.turn("session-1");
 
-        Process node = new ProcessBuilder("node", NpmFixtures.setDirectory("nats").resolve("replica-observer.mjs")
-                .toString(), NATS.url(), "g").redirectErrorStream(true).start();
         java.util.concurrent.atomic.AtomicReference<String> latest = new java.util.concurrent.atomic.AtomicReference<>("");
-        Thread reader = new Thread(() -> {
-            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(node.getInputStream(),
-                    java.nio.charset.StandardCharsets.UTF_8))) {
-                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                    latest.set(line);
-                }
-            } catch (java.io.IOException e) {
-                latest.set("read failed: " + e);
-            }
-        }, "node-observer-reader");
-        reader.setDaemon(true);
-        reader.start();
+        Process node = observer(latest);
         try {
-            NpmFixtures.nodeModules("nats");
             com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
             // Batches after the snapshot: applied on top of it, in order.
             within(Duration.ofSeconds(20), () -> assertThat(json.readTree(latest.get()).path("replicas").path("a")
@@ -293,10 +344,78 @@ class ReplicaSyncEndToEndTest {
             assertThat(b.counted()).isEqualTo(6);
             assertThat(b.prefillTokens()).isPositive();
         } finally {
-            node.getOutputStream().close();
-            if (!node.waitFor(10, TimeUnit.SECONDS)) {
-                node.destroyForcibly();
+            close(node);
+        }
+    }
+
+    /**
+     * Approximate mode: a replica's KV-scored dispatch carries its sampled prediction to every peer, whose overlay
+     * then matches the prompt on the rank picked (to its deepest sampled block), and to the node reader, which
+     * decodes the version-2 message from docs/replicas.md; the peer's departure takes the prediction away.
+     */
+    @Test
+    void approximatePredictionsReachEveryPeersOverlayAndLeaveWithTheirReplica() throws Exception {
+        Replica a = new Replica("a");
+        Replica b = new Replica("b");
+        Replica c = new Replica("c");
+        java.util.concurrent.atomic.AtomicReference<String> latest = new java.util.concurrent.atomic.AtomicReference<>("");
+        Process node = observer(latest);
+        try {
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            within(Duration.ofSeconds(20), () -> assertThat(json.readTree(latest.get()).path("replicas").path("a")
+                    .path("synced").asBoolean()).as(latest.get()).isTrue());
+            long[] prompt = new long[100];
+            java.util.Arrays.setAll(prompt, i -> 0x5EED_0000L + i);
+            SampleKey rank = a.dispatchPrompt(prompt); // 100 blocks: stride 16, keys at blocks 16 to 96
+            long[] other = prompt.clone();
+            other[40] = -1; // shares 40 blocks: the sample at 32
+            within(Duration.ofSeconds(20), () -> {
+                assertThat(b.sharing.depth(rank, prompt)).isEqualTo(96);
+                assertThat(c.sharing.depth(rank, other)).isEqualTo(32);
+                com.fasterxml.jackson.databind.JsonNode state = json.readTree(latest.get());
+                assertThat(state.path("errors")).as(latest.get()).isEmpty();
+                com.fasterxml.jackson.databind.JsonNode seen = state.path("replicas").path("a").path("predicted")
+                        .path(key(rank));
+                assertThat(seen.path("predictions").asInt()).as(latest.get()).isEqualTo(1);
+                assertThat(seen.path("deepest").asInt()).isEqualTo(96);
+            });
+            assertThat(a.sharing.depth(rank, prompt)).as("a's own prediction is router-kv's own path").isZero();
+
+            a.stop();
+            replicas.remove(a);
+            within(Duration.ofSeconds(5), () -> {
+                assertThat(b.sharing.depth(rank, prompt)).isZero();
+                assertThat(c.sharing.depth(rank, prompt)).isZero();
+            });
+        } finally {
+            close(node);
+        }
+    }
+
+    /** Starts the node reader; {@code latest} holds the last state line it printed. */
+    private static Process observer(java.util.concurrent.atomic.AtomicReference<String> latest) throws Exception {
+        Process node = new ProcessBuilder("node", NpmFixtures.setDirectory("nats").resolve("replica-observer.mjs")
+                .toString(), NATS.url(), "g").redirectErrorStream(true).start();
+        Thread reader = new Thread(() -> {
+            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(node.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                    latest.set(line);
+                }
+            } catch (java.io.IOException e) {
+                latest.set("read failed: " + e);
             }
+        }, "node-observer-reader");
+        reader.setDaemon(true);
+        reader.start();
+        NpmFixtures.nodeModules("nats");
+        return node;
+    }
+
+    private static void close(Process node) throws Exception {
+        node.getOutputStream().close();
+        if (!node.waitFor(10, TimeUnit.SECONDS)) {
+            node.destroyForcibly();
         }
     }
 

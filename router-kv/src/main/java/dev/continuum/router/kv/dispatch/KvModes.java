@@ -59,13 +59,14 @@ public final class KvModes implements KvPickListener {
     public record NamespaceMode(String namespace, String mode, String reason) {
     }
 
-    private record Fleet(FleetView view, Set<String> kvEvents, Map<WorkerId, Long> capacity, Set<String> namespaces) {
+    private record Fleet(FleetView view, Set<String> kvEvents, Map<WorkerId, Long> capacity, Set<String> namespaces,
+                         Set<WorkerId> workers) {
     }
 
     private final Supplier<KvConfig> config;
     private final Supplier<DynamoSnapshot> snapshots;
     private final @Nullable PredictedBlocks predicted;
-    private volatile Fleet fleet = new Fleet(FleetView.empty(), Set.of(), Map.of(), Set.of());
+    private volatile Fleet fleet = new Fleet(FleetView.empty(), Set.of(), Map.of(), Set.of(), Set.of());
 
     /**
      * @param predicted the predicted cache the picks go to; null: none (modes are still decided and shown)
@@ -106,15 +107,52 @@ public final class KvModes implements KvPickListener {
         }
         Fleet f = fleet(snapshots.get());
         String namespace = rank.worker().namespace();
-        KvConfig kv = config.get();
-        long ttl = (approximate(namespace, f.kvEvents.contains(namespace)) ? kv.approximateTtl() : kv.predictedTtl())
-                .toNanos();
+        long ttl = ttlNanos(f, namespace);
         if (ttl <= 0) {
             return;
         }
-        Long capacity = f.capacity.get(rank.worker());
         p.predict(namespace, rank.worker().instanceId(), (int) rank.dpRank(), hashes.hashes(), ttl,
-                capacity == null ? 0 : capacity);
+                capacity(f, rank.worker()));
+    }
+
+    /** How long a prediction for {@code namespace} lives: {@code approximate_ttl} or {@code predicted_ttl}. */
+    private long ttlNanos(Fleet f, String namespace) {
+        KvConfig kv = config.get();
+        return (approximate(namespace, f.kvEvents.contains(namespace)) ? kv.approximateTtl() : kv.predictedTtl())
+                .toNanos();
+    }
+
+    private static long capacity(Fleet f, WorkerId worker) {
+        Long capacity = f.capacity.get(worker);
+        return capacity == null ? 0 : capacity;
+    }
+
+    /** Whether {@code namespace} runs approximate mode in the current fleet view (replica sync's sender side). */
+    boolean approximate(String namespace) {
+        return approximate(namespace, fleet(snapshots.get()).kvEvents.contains(namespace));
+    }
+
+    /**
+     * A peer's sampled prediction (replica sync): kept while {@code worker} is in the fleet view and its namespace
+     * runs approximate mode, for the same TTL and within the same capacity as this replica's own picks.
+     */
+    void peerPredicted(int peer, WorkerId worker, int dpRank, int stride, long[] keys) {
+        PredictedBlocks p = predicted;
+        Fleet f = fleet(snapshots.get());
+        String namespace = worker.namespace();
+        if (p == null || !f.workers.contains(worker) || !approximate(namespace, f.kvEvents.contains(namespace))) {
+            return;
+        }
+        p.predictPeer(peer, namespace, worker.instanceId(), dpRank, stride, keys, ttlNanos(f, namespace),
+                capacity(f, worker));
+    }
+
+    /** Peer {@code peer} left: its predictions go. */
+    void forgetPeer(int peer) {
+        PredictedBlocks p = predicted;
+        if (p != null) {
+            p.forgetPeer(peer);
+        }
     }
 
     /** Each namespace of the fleet with its mode and why, by name (the admin view). */
@@ -165,14 +203,17 @@ public final class KvModes implements KvPickListener {
         }
         Map<WorkerId, Long> capacity = new HashMap<>();
         Set<String> namespaces = new HashSet<>();
+        Set<WorkerId> workers = new HashSet<>();
         for (DynamoWorker w : snapshot.workers()) {
             namespaces.add(w.namespace());
+            workers.add(w.id());
             Long blocks = w.capacity().totalKvBlocks();
             if (blocks != null && blocks > 0) {
                 capacity.put(w.id(), blocks);
             }
         }
-        Fleet built = new Fleet(view, Set.copyOf(kvEvents), Map.copyOf(capacity), Set.copyOf(namespaces));
+        Fleet built = new Fleet(view, Set.copyOf(kvEvents), Map.copyOf(capacity), Set.copyOf(namespaces),
+                Set.copyOf(workers));
         fleet = built;
         return built;
     }

@@ -131,6 +131,11 @@ public final class KvRouting extends StartStopSupport {
         return counter;
     }
 
+    /** Replica sync's seam into the predicted cache: approximate namespaces' predictions shared between replicas. */
+    public dev.continuum.router.shim.SharedPredictions sharedPredictions() {
+        return new PredictionSharing(modes);
+    }
+
     /** Each namespace's KV mode and why ({@code kv_modes} of {@code GET /admin/dynamo/workers}). */
     public List<KvModes.NamespaceMode> modes() {
         return modes.modes();

@@ -1,6 +1,7 @@
 package dev.continuum.router.kv.index;
 
 import dev.continuum.router.shim.OverlapScores;
+import dev.continuum.router.shim.SharedPredictions;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -26,6 +27,10 @@ import org.jspecify.annotations.Nullable;
  * ring records over all ranks (16 bytes each, 32 MiB), {@value #MAX_BLOCKS_PER_PREDICTION} blocks per prediction.
  * A prediction past these bounds is cut or dropped and counted, never grown.
  *
+ * <p><b>Peers.</b> Replica sync's peers' predictions ({@link #predictPeer}, sampled by {@link SampledChain}) live in
+ * owners of their own, one per (peer, rank), at most {@value #MAX_PEER_ENTRIES} entries each, with the same TTL,
+ * LRU and departure rules; {@link #forgetPeer} takes back exactly one peer's part.
+ *
  * <p><b>Concurrency.</b> Writers (the picking threads, and the kv-events writer confirming) take the write mode of a
  * {@link StampedLock}; a picking thread only tries it, briefly, and drops its prediction (counted) rather than wait.
  * Readers never lock: they walk under an optimistic stamp and keep the answer only when it validates, else retry a
@@ -40,9 +45,10 @@ public final class PredictedBlocks {
     static final int MAX_OWNERS = 4096;
     static final int RING_BUDGET = MAX_ENTRIES * 2;
     static final int MAX_BLOCKS_PER_PREDICTION = 16_384;
+    /** A peer's sampled entries per rank at most (each stands for a stride of blocks). */
+    static final int MAX_PEER_ENTRIES = 1 << 16;
     private static final int MIN_RING = 64;
     private static final int TRY_LOCK_SPINS = 256;
-    private static final int READ_ATTEMPTS = 8;
     private static final int SWEEP_PER_PREDICTION = 4;
 
     /** How a prediction ended, or why one was not made; closed labels of the overlay's counter. */
@@ -73,7 +79,6 @@ public final class PredictedBlocks {
     private final LongSupplier clock;
     private final Counts counts;
     private final StampedLock lock = new StampedLock();
-    private final ThreadLocal<Walk> walks = ThreadLocal.withInitial(Walk::new);
 
     private final PredictionTable table = new PredictionTable(FIRST_TABLE_SLOTS, TABLE_SLOTS);
 
@@ -83,6 +88,11 @@ public final class PredictedBlocks {
     private final int[] ownerRank = new int[MAX_OWNERS];
     private final @Nullable String[] ownerNamespace = new String[MAX_OWNERS];
     private final int[] ownerNext = new int[MAX_OWNERS];
+    /** 0: this replica's own predictions; else the peer whose sampled predictions the owner holds. */
+    private final int[] ownerPeer = new int[MAX_OWNERS];
+    /** Live owners holding a peer's predictions: while there are none, a lookup skips the sampled chain. */
+    private volatile int peerOwners;
+    private final PredictionReader reader;
     private final boolean[] ownerLive = new boolean[MAX_OWNERS];
     private final long[] ownerTtl = new long[MAX_OWNERS];
     private final long[] ownerCapacity = new long[MAX_OWNERS];
@@ -97,7 +107,6 @@ public final class PredictedBlocks {
     private final long[] pathScratch = new long[MAX_BLOCKS_PER_PREDICTION];
     private int ownersUsed;
     private int sweepCursor;
-    private final java.util.concurrent.atomic.LongAdder contendedReads = new java.util.concurrent.atomic.LongAdder();
 
     /**
      * @param rootPath the radix index's root key ({@link RadixIndex#rootPath()}), so both key blocks alike
@@ -110,6 +119,19 @@ public final class PredictedBlocks {
         for (int i = 0; i < MAX_OWNERS; i++) {
             ownerNext[i] = -1;
         }
+        this.reader = new PredictionReader(rootPath, clock, lock, table,
+                new PredictionReader.Owners(ownerWorker, ownerRank, ownerPeer, ownerTtl), () -> peerOwners);
+    }
+
+    /**
+     * Raises, in {@code out}, each rank's match depth to its predicted prefix of {@code tokensHashes} when that is
+     * deeper: its own predictions' contiguous chain, a peer's deepest sampled position. Lock-free and
+     * allocation-free (per-thread scratch); a lookup that keeps racing writers adds nothing.
+     */
+    public void deepen(long[] tokensHashes, OverlapScores out) {
+        if (table.size != 0) {
+            reader.deepen(tokensHashes, out);
+        }
     }
 
     /** Predicted (rank, block) entries, live or past their TTL but not yet swept (any thread). */
@@ -119,7 +141,7 @@ public final class PredictedBlocks {
 
     /** Lookups that raced writes and answered without the overlay. */
     public long contendedReads() {
-        return contendedReads.sum();
+        return reader.contendedReads();
     }
 
     // ---------------------------------------------------------------- writers
@@ -143,17 +165,12 @@ public final class PredictedBlocks {
             return false;
         }
         try {
-            int o = owner(namespace, workerId, dpRank);
+            int o = owner(namespace, workerId, dpRank, 0);
             if (o < 0) {
                 counts.count(Outcome.DROPPED, tokensHashes.length);
                 return true;
             }
-            long now = clock.getAsLong();
-            ownerTtl[o] = ttlNanos;
             long bound = Math.min(MAX_ENTRIES, capacityBlocks > 0 ? capacityBlocks : MAX_ENTRIES);
-            ownerCapacity[o] = bound;
-            expire(o, now);
-            sweepOne(now);
             int want = (int) Math.min(Math.min(tokensHashes.length, MAX_BLOCKS_PER_PREDICTION), bound);
             long[] paths = pathScratch;
             long path = rootPath;
@@ -161,24 +178,97 @@ public final class PredictedBlocks {
                 path = ChildTable.step(path, tokensHashes[i]);
                 paths[i] = path;
             }
-            // Last block first, as an engine touches a served prompt's blocks: each block is then at least as recent
-            // as every block after it, so the least recently predicted go tail first and a partly evicted chain
-            // keeps a usable prefix (head first, a chain lost its first block and all of it with it).
-            // One stamp for the whole prediction, unique per rank: a ring record is its entry's latest when their
-            // stamps agree, and the ring's order (tail before head) decides what goes first among equal stamps.
-            long stampNow = Math.max(now, lastStamp[o] + 1);
-            lastStamp[o] = stampNow;
-            int n = 0;
-            for (int i = want - 1; i >= 0 && touch(o, paths[i], stampNow); i--) {
-                n++;
-            }
-            counts.count(Outcome.PREDICTED, n);
+            int n = store(o, ttlNanos, bound, want);
             // A prompt longer than the bounds is predicted as far as they go (a prefix is still a correct match).
             counts.count(Outcome.DROPPED, tokensHashes.length - n);
         } finally {
             lock.unlockWrite(stamp);
         }
         return true;
+    }
+
+    /**
+     * Stores {@code want} keys of {@code pathScratch} for owner o (shallowest first), within {@code bound} entries;
+     * the number stored. Under the write lock.
+     */
+    private int store(int o, long ttlNanos, long bound, int want) {
+        long now = clock.getAsLong();
+        ownerTtl[o] = ttlNanos;
+        ownerCapacity[o] = bound;
+        expire(o, now);
+        sweepOne(now);
+        // Last block first, as an engine touches a served prompt's blocks: each block is then at least as recent
+        // as every block after it, so the least recently predicted go tail first and a partly evicted chain
+        // keeps a usable prefix (head first, a chain lost its first block and all of it with it).
+        // One stamp for the whole prediction, unique per rank: a ring record is its entry's latest when their
+        // stamps agree, and the ring's order (tail before head) decides what goes first among equal stamps.
+        long stampNow = Math.max(now, lastStamp[o] + 1);
+        lastStamp[o] = stampNow;
+        int n = 0;
+        for (int i = want - 1; i >= 0 && touch(o, pathScratch[i], stampNow); i--) {
+            n++;
+        }
+        counts.count(Outcome.PREDICTED, n);
+        return n;
+    }
+
+    /**
+     * Peer {@code peer} (not 0) predicted that (worker, dp_rank) holds the prefix sampled as {@code wireKeys}
+     * ({@link SampledChain}, every {@code stride}-th block, shallowest first): kept in an owner of the peer's own,
+     * so {@link #forgetPeer} takes back exactly its part, for {@code ttlNanos} and within {@code capacityBlocks}
+     * (each entry standing for {@code stride} blocks) and {@value #MAX_PEER_ENTRIES} entries. The replica-sync
+     * thread; waits for the lock.
+     */
+    public void predictPeer(int peer, String namespace, long workerId, int dpRank, int stride, long[] wireKeys,
+            long ttlNanos, long capacityBlocks) {
+        if (peer == 0 || wireKeys.length == 0 || ttlNanos <= 0 || !SharedPredictions.validStride(stride)) {
+            return;
+        }
+        long stamp = lock.writeLock();
+        try {
+            int o = owner(namespace, workerId, dpRank, peer);
+            if (o < 0) {
+                counts.count(Outcome.DROPPED, wireKeys.length);
+                return;
+            }
+            long bound = Math.min(MAX_PEER_ENTRIES, capacityBlocks > 0 ? Math.max(1, capacityBlocks / stride)
+                    : MAX_PEER_ENTRIES);
+            int want = (int) Math.min(Math.min(wireKeys.length, SampledChain.MAX_KEYS), bound);
+            for (int i = 0; i < want; i++) {
+                pathScratch[i] = SampledChain.tableKey(rootPath, wireKeys[i]);
+            }
+            int n = store(o, ttlNanos, bound, want);
+            counts.count(Outcome.DROPPED, wireKeys.length - n);
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /** Drops every prediction peer {@code peer} made (counted as departed): it left, or restarted. */
+    public void forgetPeer(int peer) {
+        if (peer == 0 || peerOwners == 0) {
+            return;
+        }
+        long stamp = lock.writeLock();
+        try {
+            for (int o = 0; o < ownersUsed; o++) {
+                if (ownerLive[o] && ownerPeer[o] == peer) {
+                    release(o);
+                }
+            }
+        } finally {
+            lock.unlockWrite(stamp);
+        }
+    }
+
+    /** Pops all of o's records, counts them departed and frees o. */
+    private void release(int o) {
+        int before = ownerCount[o];
+        while (ringLen[o] > 0) {
+            popHead(o, null);
+        }
+        counts.count(Outcome.DEPARTED, before);
+        freeOwner(o);
     }
 
     /**
@@ -192,7 +282,7 @@ public final class PredictedBlocks {
         }
         long stamp = lock.writeLock();
         try {
-            int o = find(workerId, dpRank);
+            int o = find(workerId, dpRank, 0);
             if (o < 0 || table.keys == null) {
                 return;
             }
@@ -225,12 +315,7 @@ public final class PredictedBlocks {
             for (int o = 0; o < ownersUsed; o++) {
                 String ns = ownerNamespace[o];
                 if (ownerLive[o] && ns != null && !live.live(ns, ownerWorker[o], ownerRank[o])) {
-                    int before = ownerCount[o];
-                    while (ringLen[o] > 0) {
-                        popHead(o, null);
-                    }
-                    counts.count(Outcome.DEPARTED, before);
-                    freeOwner(o);
+                    release(o);
                 }
             }
         } finally {
@@ -377,9 +462,9 @@ public final class PredictedBlocks {
         }
     }
 
-    /** The owner id of (worker, dp_rank), made when new; -1 when every id is taken. */
-    private int owner(String namespace, long workerId, int dpRank) {
-        int o = find(workerId, dpRank);
+    /** The owner id of (worker, dp_rank) for {@code peer} (0: own), made when new; -1 when every id is taken. */
+    private int owner(String namespace, long workerId, int dpRank, int peer) {
+        int o = find(workerId, dpRank, peer);
         if (o >= 0) {
             ownerNamespace[o] = namespace;
             return o;
@@ -393,6 +478,10 @@ public final class PredictedBlocks {
         ownerLive[o] = true;
         ownerWorker[o] = workerId;
         ownerRank[o] = dpRank;
+        ownerPeer[o] = peer;
+        if (peer != 0) {
+            peerOwners = peerOwners + 1;
+        }
         ownerNamespace[o] = namespace;
         ownerCount[o] = 0;
         lastStamp[o] = Long.MIN_VALUE / 2;
@@ -403,9 +492,9 @@ public final class PredictedBlocks {
         return o;
     }
 
-    private int find(long workerId, int dpRank) {
+    private int find(long workerId, int dpRank, int peer) {
         for (int o = ownerByWorker.get(workerId); o >= 0; o = ownerNext[o]) {
-            if (ownerRank[o] == dpRank) {
+            if (ownerRank[o] == dpRank && ownerPeer[o] == peer) {
                 return o;
             }
         }
@@ -431,6 +520,10 @@ public final class PredictedBlocks {
         }
         ownerNext[o] = -1;
         ownerLive[o] = false;
+        if (ownerPeer[o] != 0) {
+            peerOwners = peerOwners - 1;
+            ownerPeer[o] = 0;
+        }
         ownerNamespace[o] = null;
         long[] paths = ringPath[o];
         ringRecords -= paths == null ? 0 : paths.length;
@@ -439,112 +532,5 @@ public final class PredictedBlocks {
         ringHead[o] = 0;
         ringLen[o] = 0;
         ownerCount[o] = 0;
-    }
-
-    // ---------------------------------------------------------------- readers
-
-    /** One reader thread's depths per owner, reset by a generation stamp instead of clearing. */
-    private static final class Walk {
-        final int[] depth = new int[MAX_OWNERS];
-        final int[] gen = new int[MAX_OWNERS];
-        final int[] touched = new int[MAX_OWNERS];
-        final long[] worker = new long[MAX_OWNERS];
-        final int[] rank = new int[MAX_OWNERS];
-        int touchedCount;
-        int generation;
-
-        void reset() {
-            touchedCount = 0;
-            if (++generation == 0) {
-                java.util.Arrays.fill(gen, 0);
-                generation = 1;
-            }
-        }
-    }
-
-    /**
-     * Raises, in {@code out}, each rank's match depth to its predicted contiguous prefix of {@code tokensHashes} when
-     * that is deeper. Lock-free and allocation-free (per-thread scratch); a lookup that keeps racing writers adds
-     * nothing.
-     */
-    public void deepen(long[] tokensHashes, OverlapScores out) {
-        if (table.size == 0 || tokensHashes.length == 0) {
-            return;
-        }
-        Walk w = walks.get();
-        for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-            long stamp = lock.tryOptimisticRead();
-            if (stamp == 0) {
-                Thread.onSpinWait();
-                continue;
-            }
-            boolean walked;
-            try {
-                walked = walk(tokensHashes, w, clock.getAsLong(), out);
-            } catch (RuntimeException raced) { // a torn read; the stamp will not validate
-                walked = false;
-            }
-            if (lock.validate(stamp) && walked) {
-                for (int i = 0; i < w.touchedCount; i++) {
-                    int o = w.touched[i];
-                    out.raise(w.worker[o], w.rank[o], w.depth[o]);
-                }
-                return;
-            }
-        }
-        contendedReads.increment();
-    }
-
-    /**
-     * A rank's predicted chain continues below what the index ({@code held}) already gives it: kv-events confirm a
-     * chain's first blocks before its last, and confirmed blocks leave the overlay.
-     */
-    private boolean walk(long[] hashes, Walk w, long now, OverlapScores held) {
-        w.reset();
-        long[] k = table.keys;
-        int[] own = table.owners;
-        long[] st = table.stamps;
-        if (k == null || own == null || st == null) {
-            return true;
-        }
-        int mask = k.length - 1;
-        long path = rootPath;
-        int g = w.generation;
-        int deepestHeld = 0;
-        for (int i = 0; i < held.size(); i++) {
-            deepestHeld = Math.max(deepestHeld, held.matchedBlocks(i));
-        }
-        for (int i = 0; i < hashes.length; i++) {
-            path = ChildTable.step(path, hashes[i]);
-            int advanced = 0;
-            for (int s = PredictionTable.home(path, mask), probes = 0; own[s] != 0 && probes < k.length;
-                    s = (s + 1) & mask, probes++) {
-                if (k[s] != path) {
-                    continue;
-                }
-                int o = own[s] - 1;
-                if (o < 0 || o >= MAX_OWNERS || now - st[s] > ownerTtl[o]) {
-                    continue;
-                }
-                if (w.gen[o] != g) {
-                    // First seen at this depth: it continues a chain from the root, or one the index holds.
-                    if (i == 0 || held.matchedBlocksOf(ownerWorker[o], ownerRank[o]) >= i) {
-                        w.gen[o] = g;
-                        w.depth[o] = i + 1;
-                        w.worker[o] = ownerWorker[o];
-                        w.rank[o] = ownerRank[o];
-                        w.touched[w.touchedCount++] = o;
-                        advanced++;
-                    }
-                } else if (w.depth[o] == i) {
-                    w.depth[o] = i + 1;
-                    advanced++;
-                }
-            }
-            if (advanced == 0 && i >= deepestHeld) {
-                break;
-            }
-        }
-        return true;
     }
 }
