@@ -141,7 +141,7 @@ grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
 for mode in $MODES; do
   [ -f "$work/$mode/replay.log" ] && echo "$mode: $(grep -ho "largest send lag .*" "$work/$mode/replay.log")"
   # The simulator's avoidable prefill tokens (another rank held them when served) and the router's own total.
-  [ -f "$work/$mode/replay.log" ] && { grep -hE "avoidable prefill tokens|router decision totals" "$work/$mode/replay.log" || true; } | sed "s/^/$mode: /"
+  [ -f "$work/$mode/replay.log" ] && { grep -hE "^avoidable|router decision totals" "$work/$mode/replay.log" || true; } | sed "s/^/$mode: /"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${OUT:-}" ] || cp "$table" "$OUT"

@@ -235,6 +235,11 @@ public final class KvReplay {
                         .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
             });
             long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
+            if (a.mode().viaRouter) {
+                // Request by request: the router forwards each record's id upstream, the simulator kept its count by it.
+                AvoidablePairing.pair(serving.avoidable(), AvoidablePairing.routerFigures(client,
+                        Objects.requireNonNull(a.router()), a.adminToken())).print(log);
+            }
             return result(a, workers, baseline, o.sent(), o.failed(), perTokenNanos * a.speedup() / 1000.0,
                     o.maxLagNanos() / 1e6, serving, routerAvoidable);
         }

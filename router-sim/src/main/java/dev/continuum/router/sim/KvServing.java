@@ -27,8 +27,7 @@ final class KvServing implements AutoCloseable {
     private final AtomicLong unreadable = new AtomicLong();
     /** Every caching worker of the fleet, for the avoidable-token count; set once the workers exist. */
     private volatile List<WorkerKv> fleet = List.of();
-    private final AtomicLong avoidable = new AtomicLong();
-    private final AtomicLong avoidableNotBusier = new AtomicLong();
+    private final AvoidableTokens avoidable = new AvoidableTokens();
 
     private KvServing(SimTokenizer tokenizer, ExecutorService encoders, ScheduledExecutorService timer,
             LongSupplier clock) {
@@ -72,12 +71,17 @@ final class KvServing implements AutoCloseable {
      * rank held, when positive. The simulator's own count, from its caches, with no event delay.
      */
     long avoidableTokens() {
-        return avoidable.get();
+        return avoidable.anyRankTotal();
     }
 
     /** As {@link #avoidableTokens}, counting only other ranks with no more prefill work queued than the serving one. */
     long avoidableNotBusierTokens() {
-        return avoidableNotBusier.get();
+        return avoidable.notBusierTotal();
+    }
+
+    /** The same counts request by request, kept by the router's decision id when the request carried one. */
+    AvoidableTokens avoidable() {
+        return avoidable;
     }
 
     /** Bodies served without KV because they could not be read as a chat request. */
@@ -96,9 +100,10 @@ final class KvServing implements AutoCloseable {
     /**
      * Serves {@code body} on {@code rank} of {@code worker} for a request arriving now; the future completes when
      * its first token may be sent. {@code blocksKnown} learns the prompt's tokens and block hashes once it is
-     * tokenized.
+     * tokenized. {@code decisionId} is the router's record of the request ({@code x-continuum-decision-id}), -1
+     * without one: its avoidable tokens are kept by it ({@link AvoidableTokens}).
      */
-    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, BlocksKnown blocksKnown) {
+    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, long decisionId, BlocksKnown blocksKnown) {
         long arrival = clock.getAsLong();
         CompletableFuture<Void> firstToken = new CompletableFuture<>();
         // About four characters of body per prompt token: counted as the rank's backlog until tokenized.
@@ -111,8 +116,9 @@ final class KvServing implements AutoCloseable {
                     Held others = heldElsewhere(worker, rank, tokens, estimate);
                     WorkerKv.Served s = worker.serve(rank, tokens, arrival, estimate);
                     blocksKnown.tokenized(s.seqHashes(), s.promptTokens());
-                    avoidable.addAndGet(Math.max(0, others.any() - s.cachedTokens()));
-                    avoidableNotBusier.addAndGet(Math.max(0, others.notBusier() - s.cachedTokens()));
+                    avoidable.served(decisionId, new AvoidableTokens.Served(
+                            Math.max(0, others.any() - s.cachedTokens()),
+                            Math.max(0, others.notBusier() - s.cachedTokens()), s.cachedTokens(), s.promptTokens()));
                     long wait = arrival + s.ttftNanos() - clock.getAsLong();
                     timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
                 } catch (RuntimeException e) {
