@@ -7,7 +7,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -22,10 +24,12 @@ final class AvoidablePairing {
     /** Results under which the KV formula decided, so the record's avoidable tokens are a figure. */
     private static final Set<String> SCORED = Set.of("overlap", "no_overlap", "bypass");
     private static final int PAGE = 500;
+    /** The scored requests whose two figures differ that are printed one by one, the largest differences first. */
+    static final int SHOWN = 12;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What the router recorded for one request. */
-    record RouterFigure(String result, long avoidable, long bestHeldTokens) {
+    record RouterFigure(String result, long avoidable, long bestHeldTokens, long winnerHeldTokens) {
         boolean scored() {
             return SCORED.contains(result);
         }
@@ -41,7 +45,7 @@ final class AvoidablePairing {
     record Report(long scored, long router, long simulator, long simulatorAnyRank, long equal, long indexShortRequests,
                   long indexShortTokens, long judgedBusierRequests, long judgedBusierTokens, long routerAheadRequests,
                   long routerAheadTokens, long unscored, long unscoredSimulator, long unscoredSimulatorAnyRank,
-                  long unmatched, long unmatchedSimulator, AvoidableTokens.Sum noDecisionId) {
+                  long unmatched, long unmatchedSimulator, AvoidableTokens.Sum noDecisionId, List<String> differing) {
 
         void print(PrintStream out) {
             long gap = simulator - router;
@@ -59,7 +63,14 @@ final class AvoidablePairing {
                     + " requests, simulator %d; no decision id: %d requests, simulator %d / %d%n", unscored,
                     unscoredSimulator, unscoredSimulatorAnyRank, unmatched, unmatchedSimulator,
                     noDecisionId.requests(), noDecisionId.notBusier(), noDecisionId.anyRank());
+            for (String d : differing) {
+                out.println("avoidable differs: " + d);
+            }
         }
+    }
+
+    /** A scored request whose two figures differ by {@code size} tokens. */
+    private record Differing(long size, long id, AvoidableTokens.Served sim, RouterFigure router) {
     }
 
     private AvoidablePairing() {
@@ -82,7 +93,8 @@ final class AvoidablePairing {
                 long blockSize = Math.max(1, d.path("prompt").path("block_size").asLong(1));
                 out.put(Long.parseLong(d.path("id").asText()), new RouterFigure(d.path("result").asText(),
                         d.path("avoidable_prefill_tokens").asLong(),
-                        d.path("best_overlap_blocks").asLong() * blockSize));
+                        d.path("best_overlap_blocks").asLong() * blockSize,
+                        d.path("winner_overlap_blocks").asLong() * blockSize));
             }
             JsonNode next = body.path("next_before");
             before = next.isNull() || next.isMissingNode() ? null : next.asText();
@@ -108,6 +120,7 @@ final class AvoidablePairing {
         long unscoredAny = 0;
         long unmatched = 0;
         long unmatchedSim = 0;
+        List<Differing> differing = new ArrayList<>();
         for (Map.Entry<Long, AvoidableTokens.Served> e : sim.byDecision().entrySet()) {
             AvoidableTokens.Served s = e.getValue();
             RouterFigure f = router.get(e.getKey());
@@ -124,6 +137,9 @@ final class AvoidablePairing {
                 simSum += s.notBusier();
                 simAny += s.anyRank();
                 long d = s.notBusier() - f.avoidable();
+                if (d != 0) {
+                    differing.add(new Differing(Math.abs(d), e.getKey(), s, f));
+                }
                 if (d == 0) {
                     equal++;
                 } else if (d < 0) {
@@ -139,7 +155,17 @@ final class AvoidablePairing {
                 }
             }
         }
+        differing.sort((x, y) -> Long.compare(y.size(), x.size()));
+        List<String> shown = new ArrayList<>();
+        for (Differing d : differing.subList(0, Math.min(SHOWN, differing.size()))) {
+            AvoidableTokens.Served s = d.sim();
+            RouterFigure f = d.router();
+            shown.add(String.format(Locale.ROOT, "decision %d (%s): simulator %d (any rank %d; the serving rank held %d"
+                    + " of %d), router %d (its index: winner held %d, best on offer %d)", d.id(), f.result(),
+                    s.notBusier(), s.anyRank(), s.cached(), s.prompt(), f.avoidable(), f.winnerHeldTokens(),
+                    f.bestHeldTokens()));
+        }
         return new Report(scored, routerSum, simSum, simAny, equal, shortN, shortT, busierN, busierT, aheadN, aheadT,
-                unscored, unscoredSim, unscoredAny, unmatched, unmatchedSim, sim.unpaired());
+                unscored, unscoredSim, unscoredAny, unmatched, unmatchedSim, sim.unpaired(), List.copyOf(shown));
     }
 }
