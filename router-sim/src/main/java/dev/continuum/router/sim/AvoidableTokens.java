@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The simulator's own count of avoidable prefill tokens, request by request: for each served prompt, what another
@@ -79,7 +80,7 @@ public final class AvoidableTokens {
      * The router's decision id from a request header: a decimal sequence number of at most 19 digits, else -1
      * (absent, or not one the router sends: such a request is counted with the unpaired).
      */
-    static long parseDecisionId(CharSequence header) {
+    static long parseDecisionId(@Nullable CharSequence header) {
         if (header == null || header.length() == 0 || header.length() > 19) {
             return -1;
         }

@@ -106,6 +106,9 @@ final class KvServing implements AutoCloseable {
     CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, long decisionId, BlocksKnown blocksKnown) {
         long arrival = clock.getAsLong();
         CompletableFuture<Void> firstToken = new CompletableFuture<>();
+        // Who was busier is judged when the request arrived, as the router judged it when it decided: by the time the
+        // prompt is tokenized (long prompts, a loaded machine) a queue may have drained that the router saw full.
+        long[] queued = queuedAt(arrival);
         // About four characters of body per prompt token: counted as the rank's backlog until tokenized.
         long estimate = body.length() / 4;
         worker.announce(rank, estimate);
@@ -113,7 +116,7 @@ final class KvServing implements AutoCloseable {
             encoders.execute(() -> {
                 try {
                     int[] tokens = tokenizer.promptTokens(body);
-                    Held others = heldElsewhere(worker, rank, tokens, estimate);
+                    Held others = heldElsewhere(worker, rank, tokens, queued);
                     WorkerKv.Served s = worker.serve(rank, tokens, arrival, estimate);
                     blocksKnown.tokenized(s.seqHashes(), s.promptTokens());
                     avoidable.served(decisionId, new AvoidableTokens.Served(
@@ -142,20 +145,52 @@ final class KvServing implements AutoCloseable {
     private record Held(long any, long notBusier) {
     }
 
-    private Held heldElsewhere(WorkerKv serving, int servingRank, int[] tokens, long estimate) {
-        long now = clock.getAsLong();
-        // The serving rank's queue already counts this request's estimate: compare without it.
-        long ownWork = Math.max(0, serving.pendingPrefillTokens(servingRank, now) - estimate);
+    /**
+     * Each rank's prefill work queued at {@code now}, in tokens, in the fleet's order (worker by worker, rank by
+     * rank); taken before the arriving request is announced, so the serving rank's entry is the work ahead of it.
+     */
+    private long[] queuedAt(long now) {
+        List<WorkerKv> workers = fleet;
+        int n = 0;
+        for (WorkerKv w : workers) {
+            n += w.dpSize();
+        }
+        long[] queued = new long[n];
+        int i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize() && i < n; r++) {
+                queued[i++] = w.pendingPrefillTokens(r, now);
+            }
+        }
+        return queued;
+    }
+
+    /**
+     * What other ranks held of the prompt when it is served, the longest prefix in tokens: any of them, and those
+     * whose queue at the request's arrival ({@code queued}, {@link #queuedAt}) was no longer than the serving rank's.
+     */
+    private Held heldElsewhere(WorkerKv serving, int servingRank, int[] tokens, long[] queued) {
+        List<WorkerKv> workers = fleet;
+        long ownWork = 0;
+        int i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize(); r++, i++) {
+                if (w == serving && r == servingRank && i < queued.length) {
+                    ownWork = queued[i];
+                }
+            }
+        }
         long any = 0;
         long notBusier = 0;
-        for (WorkerKv w : fleet) {
-            for (int r = 0; r < w.dpSize(); r++) {
+        i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize(); r++, i++) {
                 if (w == serving && r == servingRank) {
                     continue;
                 }
                 long held = Math.min(tokens.length, (long) w.cachedPrefix(r, tokens) * w.blockSize());
                 any = Math.max(any, held);
-                if (held > notBusier && w.pendingPrefillTokens(r, now) <= ownWork) {
+                if (held > notBusier && i < queued.length && queued[i] <= ownWork) {
                     notBusier = held;
                 }
             }
