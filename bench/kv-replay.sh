@@ -28,7 +28,8 @@
 #   register their kv-events channel; off: the fleet offers none, so the router runs approximate mode),
 #   KV_MODE (the kv-aware router's dynamo.kv.mode: auto, precise or approximate; auto), PREDICTED_TTL (its
 #   dynamo.kv.predicted_ttl; 5s), OVERLAP_CREDIT (its dynamo.kv.overlap_score_credit; 1.0: 0 lets the load terms
-#   alone decide, so cached prefixes are given up and avoidable prefill tokens occur), BENCH_PORT_BASE (48200),
+#   alone decide, so cached prefixes are given up and avoidable prefill tokens occur), DECODE_MS (0: how long each
+#   answer runs after its first token, holding its blocks, so workers carry decode load), BENCH_PORT_BASE (48200),
 #   ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
 #   table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
@@ -44,6 +45,7 @@ KV_EVENTS=${KV_EVENTS:-on}
 KV_MODE=${KV_MODE:-auto}
 PREDICTED_TTL=${PREDICTED_TTL:-5s}
 OVERLAP_CREDIT=${OVERLAP_CREDIT:-1.0}
+DECODE_MS=${DECODE_MS:-0}
 base=${BENCH_PORT_BASE:-48200}
 frontend_port=$((base + 1))
 router_port=$((base + 2))
@@ -108,7 +110,7 @@ YAML
 
 table=$work/table.md
 echo "bench/kv-replay.sh: $WORKERS workers, $KV_BLOCKS blocks each, utilisation $UTILISATION, speedup $SPEEDUP," \
-  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL, overlap credit $OVERLAP_CREDIT," \
+  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL, overlap credit $OVERLAP_CREDIT, decode $DECODE_MS ms," \
   "modes: $MODES" >&2
 echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for mode in $MODES; do
@@ -133,7 +135,7 @@ for mode in $MODES; do
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
-    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" \
+    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" --decode-ms "$DECODE_MS" \
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     kill "${PID[router-$mode]}" 2>/dev/null || true

@@ -72,12 +72,14 @@ public final class KvReplay {
 
     /**
      * The command's options; docs/benchmarks.md lists them. {@code label} names the row instead of the mode (the
-     * router's strategy, for a plain-backend replay through the router).
+     * router's strategy, for a plain-backend replay through the router). {@code decodeMs}: how long each answer runs
+     * after its first token (its blocks stay in use on its worker meanwhile, so decode load builds up); 0 ends it
+     * at once.
      */
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
                 double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
-                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label) {
+                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label, long decodeMs) {
         String rowLabel() {
             return label != null ? label : mode.label;
         }
@@ -127,6 +129,7 @@ public final class KvReplay {
         boolean kvEvents = true;
         Fleet fleet = Fleet.DYNAMO;
         String label = null;
+        long decodeMs = 0;
         for (SimArgs.Option o : SimArgs.of(args)) {
             String v = o.value();
             switch (o.name()) {
@@ -147,6 +150,7 @@ public final class KvReplay {
                 case "--out" -> out = o.path();
                 case "--model" -> model = v;
                 case "--label" -> label = v;
+                case "--decode-ms" -> decodeMs = o.longValue();
                 case "--fleet" -> fleet = switch (v) {
                     case "dynamo" -> Fleet.DYNAMO;
                     case "vllm" -> Fleet.VLLM;
@@ -167,8 +171,11 @@ public final class KvReplay {
             throw new IllegalArgumentException("--workers, --requests, --speedup, --utilisation and "
                     + "--max-prompt-tokens must be positive");
         }
+        if (decodeMs < 0 || decodeMs > 600_000) {
+            throw new IllegalArgumentException("--decode-ms: 0..600000, not " + decodeMs);
+        }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label, decodeMs);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
@@ -199,7 +206,7 @@ public final class KvReplay {
                 a.prefillBacklog()).withKvEvents(a.kvEvents());
         Files.createDirectories(a.root());
         try (SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(a.root(), a.model()).withWorkers(0, a.workers())
-                .withFrontend("127.0.0.1", a.frontendPort(), 1, 0).withSlots(4096)
+                .withFrontend("127.0.0.1", a.frontendPort(), a.decodeMs() > 0 ? 2 : 1, a.decodeMs()).withSlots(4096)
                 .withKvCache(a.kvBlocks(), 16).withPublishInterval(Duration.ofMillis(20)).withKv(kv))) {
             KvServing serving = Objects.requireNonNull(fleet.kvServing(), "started with KV");
             TraceText text = TraceText.forTokenizer(serving.tokenizer());
