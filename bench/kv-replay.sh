@@ -29,7 +29,8 @@
 #   KV_MODE (the kv-aware router's dynamo.kv.mode: auto, precise or approximate; auto), PREDICTED_TTL (its
 #   dynamo.kv.predicted_ttl; 5s), OVERLAP_CREDIT (its dynamo.kv.overlap_score_credit; 1.0: 0 lets the load terms
 #   alone decide, so cached prefixes are given up and avoidable prefill tokens occur), DECODE_MS (0: how long each
-#   answer runs after its first token, holding its blocks, so workers carry decode load), BENCH_PORT_BASE (48200),
+#   answer runs after its first token, holding its blocks, so workers carry decode load), STREAM (off: on asks for
+#   streamed answers, so the router sees each first token when it comes), BENCH_PORT_BASE (48200),
 #   ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
 #   table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
@@ -46,6 +47,7 @@ KV_MODE=${KV_MODE:-auto}
 PREDICTED_TTL=${PREDICTED_TTL:-5s}
 OVERLAP_CREDIT=${OVERLAP_CREDIT:-1.0}
 DECODE_MS=${DECODE_MS:-0}
+STREAM=${STREAM:-off}
 base=${BENCH_PORT_BASE:-48200}
 frontend_port=$((base + 1))
 router_port=$((base + 2))
@@ -110,7 +112,7 @@ YAML
 
 table=$work/table.md
 echo "bench/kv-replay.sh: $WORKERS workers, $KV_BLOCKS blocks each, utilisation $UTILISATION, speedup $SPEEDUP," \
-  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL, overlap credit $OVERLAP_CREDIT, decode $DECODE_MS ms," \
+  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL, overlap credit $OVERLAP_CREDIT, decode $DECODE_MS ms, stream $STREAM," \
   "modes: $MODES" >&2
 echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for mode in $MODES; do
@@ -135,7 +137,7 @@ for mode in $MODES; do
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
-    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" --decode-ms "$DECODE_MS" \
+    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" --decode-ms "$DECODE_MS" --stream "$STREAM" \
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     kill "${PID[router-$mode]}" 2>/dev/null || true

@@ -74,12 +74,14 @@ public final class KvReplay {
      * The command's options; docs/benchmarks.md lists them. {@code label} names the row instead of the mode (the
      * router's strategy, for a plain-backend replay through the router). {@code decodeMs}: how long each answer runs
      * after its first token (its blocks stay in use on its worker meanwhile, so decode load builds up); 0 ends it
-     * at once.
+     * at once. {@code stream}: requests ask for a streamed answer, so the router sees each one's first token when it
+     * comes (a whole answer's bytes come only at its end: until then the router counts its prompt as prefill work).
      */
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
                 double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
-                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label, long decodeMs) {
+                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label, long decodeMs,
+                boolean stream) {
         String rowLabel() {
             return label != null ? label : mode.label;
         }
@@ -130,6 +132,7 @@ public final class KvReplay {
         Fleet fleet = Fleet.DYNAMO;
         String label = null;
         long decodeMs = 0;
+        boolean stream = false;
         for (SimArgs.Option o : SimArgs.of(args)) {
             String v = o.value();
             switch (o.name()) {
@@ -151,6 +154,7 @@ public final class KvReplay {
                 case "--model" -> model = v;
                 case "--label" -> label = v;
                 case "--decode-ms" -> decodeMs = o.longValue();
+                case "--stream" -> stream = o.onOff();
                 case "--fleet" -> fleet = switch (v) {
                     case "dynamo" -> Fleet.DYNAMO;
                     case "vllm" -> Fleet.VLLM;
@@ -175,7 +179,8 @@ public final class KvReplay {
             throw new IllegalArgumentException("--decode-ms: 0..600000, not " + decodeMs);
         }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label, decodeMs);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label, decodeMs,
+                stream);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
@@ -265,7 +270,7 @@ public final class KvReplay {
     /** Each request's chat body, made when asked (at its send time: the bodies of a whole trace are large). */
     static IntFunction<String> bodies(Args a, MooncakeTrace trace, TraceText text) {
         return i -> body(a.model(), text.prompt(trace.requests().get(i), a.maxPromptTokens()),
-                trace.requests().get(i).outputLength());
+                trace.requests().get(i).outputLength(), a.stream());
     }
 
     /** Each prompt's token IDs for the oracle modes (none otherwise), tokenized in parallel ahead of the replay. */
@@ -380,7 +385,14 @@ public final class KvReplay {
     }
 
     static String body(String model, String prompt, int outputLength) {
+        return body(model, prompt, outputLength, false);
+    }
+
+    static String body(String model, String prompt, int outputLength, boolean stream) {
         var root = JSON.createObjectNode().put("model", model).put("max_tokens", Math.max(1, outputLength));
+        if (stream) {
+            root.put("stream", true);
+        }
         root.putArray("messages").addObject().put("role", "user").put("content", prompt);
         try {
             return JSON.writeValueAsString(root);
