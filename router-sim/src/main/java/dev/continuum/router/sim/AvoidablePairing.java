@@ -40,10 +40,12 @@ final class AvoidablePairing {
      * per-request differences split by cause: {@code indexShort} where the simulator's fleet held more than the
      * router's index knew at decision time (what another rank held, by the simulator, exceeded the router's best
      * overlap on offer: the event delay), {@code judgedBusier} where the router's index knew as much but counted
-     * the holder busier; {@code routerAhead} where the router counted more than the simulator.
+     * the holder busier, {@code predicted} where the index credited the winner with blocks it did not hold yet
+     * (the predicted cache); {@code routerAhead} where the router counted more than the simulator.
      */
     record Report(long scored, long router, long simulator, long simulatorAnyRank, long equal, long indexShortRequests,
-                  long indexShortTokens, long judgedBusierRequests, long judgedBusierTokens, long routerAheadRequests,
+                  long indexShortTokens, long judgedBusierRequests, long judgedBusierTokens, long predictedRequests,
+                  long predictedTokens, long routerAheadRequests,
                   long routerAheadTokens, long unscored, long unscoredSimulator, long unscoredSimulatorAnyRank,
                   long unmatched, long unmatchedSimulator, AvoidableTokens.Sum noDecisionId, List<String> differing) {
 
@@ -55,9 +57,10 @@ final class AvoidablePairing {
                     simulator == 0 ? (router == 0 ? "0 %" : "n/a") : String.format(Locale.ROOT, "%.1f %%",
                             100.0 * gap / simulator));
             out.printf(Locale.ROOT, "avoidable per request (scored): %d equal; simulator higher on %d where the router's"
-                    + " index knew less than the fleet held (event delay, +%d tokens) and on %d where it judged the"
-                    + " holder busier (+%d); router higher on %d (-%d)%n", equal, indexShortRequests, indexShortTokens,
-                    judgedBusierRequests, judgedBusierTokens, routerAheadRequests, routerAheadTokens);
+                    + " index knew less than the fleet held (event delay, +%d tokens), on %d where it credited the winner"
+                    + " with predicted blocks not stored yet (+%d) and on %d where it judged the holder busier (+%d);"
+                    + " router higher on %d (-%d)%n", equal, indexShortRequests, indexShortTokens, predictedRequests,
+                    predictedTokens, judgedBusierRequests, judgedBusierTokens, routerAheadRequests, routerAheadTokens);
             out.printf(Locale.ROOT, "avoidable, not scored by the KV formula (fallbacks, load-only): %d requests,"
                     + " simulator %d (a rank no busier) / %d (any rank); router records gone from its ring: %d"
                     + " requests, simulator %d; no decision id: %d requests, simulator %d / %d%n", unscored,
@@ -112,6 +115,8 @@ final class AvoidablePairing {
         long shortN = 0;
         long shortT = 0;
         long busierN = 0;
+        long predictedN = 0;
+        long predictedT = 0;
         long busierT = 0;
         long aheadN = 0;
         long aheadT = 0;
@@ -145,6 +150,11 @@ final class AvoidablePairing {
                 } else if (d < 0) {
                     aheadN++;
                     aheadT -= d;
+                } else if (f.winnerHeldTokens() > s.cached()) {
+                    // The index credited the winner with blocks it did not hold yet (predicted for a request the
+                    // worker had not stored), so what another rank held looked already matched.
+                    predictedN++;
+                    predictedT += d;
                 } else if (s.cached() + s.anyRank() > f.bestHeldTokens()) {
                     // Another rank held more than the router's index offered on any rank: it had not heard yet.
                     shortN++;
@@ -165,7 +175,8 @@ final class AvoidablePairing {
                     s.notBusier(), s.anyRank(), s.cached(), s.prompt(), f.avoidable(), f.winnerHeldTokens(),
                     f.bestHeldTokens()));
         }
-        return new Report(scored, routerSum, simSum, simAny, equal, shortN, shortT, busierN, busierT, aheadN, aheadT,
+        return new Report(scored, routerSum, simSum, simAny, equal, shortN, shortT, busierN, busierT, predictedN,
+                predictedT, aheadN, aheadT,
                 unscored, unscoredSim, unscoredAny, unmatched, unmatchedSim, sim.unpaired(), List.copyOf(shown));
     }
 }
