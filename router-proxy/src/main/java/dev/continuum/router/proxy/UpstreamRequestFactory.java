@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Builds one attempt's upstream request from the client's headers and the body to send: hop-by-hop and
  * untrusted headers dropped, router credentials never forwarded (a backend key replaces the client's
- * {@code Authorization}), the plan's pin headers set last so nothing the client sent can shadow them.
+ * {@code Authorization}), the plan's pin headers set last so nothing the client sent can shadow them, and on the
+ * plan's path the plan's decision id ({@code x-continuum-decision-id}).
  * Pure: reads its inputs, allocates only the new request.
  */
 final class UpstreamRequestFactory {
@@ -49,7 +50,14 @@ final class UpstreamRequestFactory {
         ByteBuf out = pinnedBody != null ? Unpooled.wrappedBuffer(pinnedBody.bytes())
                 : chatBodies == null || passthrough ? body : chatBodies.bodyFor(b.config(), body);
         try {
-            return build(client.request().headers(), client.request().method(), credentials, b, pins, out, target);
+            FullHttpRequest r = build(client.request().headers(), client.request().method(), credentials, b, pins, out,
+                    target);
+            String decision = guard == null ? null : guard.upstreamDecisionId();
+            if (decision != null) {
+                // The client's own value was dropped with the untrusted headers; this one is the router's.
+                r.headers().set(UntrustedHeaders.DECISION_ID, decision);
+            }
+            return r;
         } finally {
             if (out != body) {
                 out.release(); // the request holds its own retained duplicate

@@ -21,6 +21,16 @@ class UntrustedHeadersTest {
     }
 
     @Test
+    void dropsAClientsDecisionIdTheRouterSendsItsOwn() {
+        assertThat(UntrustedHeaders.isUntrusted("X-Continuum-Decision-Id")).isTrue();
+        assertThat(UntrustedHeaders.isUntrusted("x-continuum-decision-idx")).isFalse();
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.add("x-continuum-decision-id", "7").add("content-type", "application/json");
+        UntrustedHeaders.strip(h);
+        assertThat(h.names()).containsExactly("content-type");
+    }
+
+    @Test
     void keepsTheSessionHeaderItNamesAConversationNotAWorker() {
         assertThat(UntrustedHeaders.isUntrusted("X-Dynamo-Session-ID")).isFalse();
         assertThat(UntrustedHeaders.isUntrusted("x-dynamo-session-idx")).isTrue();

@@ -128,6 +128,15 @@ public final class DirectFrontend implements AutoCloseable {
                 String body) {
             return accept(decode, decodeRank, prefill, prefillRank, promptTokens);
         }
+
+        /**
+         * As {@link #accept(long, int, Long, int, int, String)}, with the router's decision id the request carried
+         * ({@code x-continuum-decision-id}), or -1: an engine that counts per request keys its figures by it.
+         */
+        default Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank, int promptTokens,
+                String body, long decisionId) {
+            return accept(decode, decodeRank, prefill, prefillRank, promptTokens, body);
+        }
     }
 
     /** One accepted request as its engine tracks it. */
@@ -420,8 +429,9 @@ public final class DirectFrontend implements AutoCloseable {
             // About four bytes of JSON per token: enough for a prompt's KV to scale with the request's size.
             int promptTokens = Math.max(1, (request.content().readableBytes() + 3) / 4);
             String body = request.content().toString(StandardCharsets.UTF_8);
+            long decisionId = AvoidableTokens.parseDecisionId(request.headers().get("x-continuum-decision-id"));
             Ticket ticket = frontend.engine.accept(decode, decodeRank == null ? -1 : decodeRank.intValue(), prefill,
-                    prefillRank == null ? -1 : prefillRank.intValue(), promptTokens, body);
+                    prefillRank == null ? -1 : prefillRank.intValue(), promptTokens, body, decisionId);
             // A client that goes away mid-answer ends the request too; the close listener is removed on a normal
             // end so a long keep-alive connection does not collect one per request.
             AtomicReference<@Nullable ChannelFutureListener> onClose = new AtomicReference<>();

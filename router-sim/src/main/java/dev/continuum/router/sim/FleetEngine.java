@@ -35,6 +35,12 @@ final class FleetEngine implements DirectFrontend.Engine {
     @Override
     public DirectFrontend.Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank,
             int promptTokens, @Nullable String body) {
+        return accept(decode, decodeRank, prefill, prefillRank, promptTokens, body, -1);
+    }
+
+    @Override
+    public DirectFrontend.Ticket accept(long decode, int decodeRank, @Nullable Long prefill, int prefillRank,
+            int promptTokens, @Nullable String body, long decisionId) {
         SimWorker d = byId.get(decode);
         SimWorker p = prefill == null ? null : byId.get(prefill);
         if (d == null) {
@@ -49,7 +55,7 @@ final class FleetEngine implements DirectFrontend.Engine {
         WorkerLoad.Request dr = d.load().accept(decodeRank, promptTokens, hashed);
         WorkerLoad.Request pr = p == null ? null : p.load().accept(prefillRank, promptTokens, hashed);
         CompletableFuture<Void> firstToken = kv == null || cache == null || body == null ? NO_GATE
-                : kv.serve(cache, pr == null ? dr.rank() : pr.rank(), body, (hashes, tokens) -> {
+                : kv.serve(cache, pr == null ? dr.rank() : pr.rank(), body, decisionId, (hashes, tokens) -> {
                     d.load().hashed(dr, hashes, tokens);
                     if (p != null && pr != null) {
                         p.load().hashed(pr, hashes, tokens);

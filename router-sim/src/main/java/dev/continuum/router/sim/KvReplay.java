@@ -72,12 +72,16 @@ public final class KvReplay {
 
     /**
      * The command's options; docs/benchmarks.md lists them. {@code label} names the row instead of the mode (the
-     * router's strategy, for a plain-backend replay through the router).
+     * router's strategy, for a plain-backend replay through the router). {@code decodeMs}: how long each answer runs
+     * after its first token (its blocks stay in use on its worker meanwhile, so decode load builds up); 0 ends it
+     * at once. {@code stream}: requests ask for a streamed answer, so the router sees each one's first token when it
+     * comes (a whole answer's bytes come only at its end: until then the router counts its prompt as prefill work).
      */
     record Args(Path trace, Path tokenizer, @Nullable Path tokenizerConfig, Mode mode, @Nullable URI router,
                 String adminToken, Path root, int frontendPort, int workers, int requests, double speedup,
                 double utilisation, long kvBlocks, int maxPromptTokens, @Nullable Path out, String model,
-                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label) {
+                boolean prefillBacklog, boolean kvEvents, Fleet fleet, @Nullable String label, long decodeMs,
+                boolean stream) {
         String rowLabel() {
             return label != null ? label : mode.label;
         }
@@ -127,6 +131,8 @@ public final class KvReplay {
         boolean kvEvents = true;
         Fleet fleet = Fleet.DYNAMO;
         String label = null;
+        long decodeMs = 0;
+        boolean stream = false;
         for (SimArgs.Option o : SimArgs.of(args)) {
             String v = o.value();
             switch (o.name()) {
@@ -147,6 +153,8 @@ public final class KvReplay {
                 case "--out" -> out = o.path();
                 case "--model" -> model = v;
                 case "--label" -> label = v;
+                case "--decode-ms" -> decodeMs = o.longValue();
+                case "--stream" -> stream = o.onOff();
                 case "--fleet" -> fleet = switch (v) {
                     case "dynamo" -> Fleet.DYNAMO;
                     case "vllm" -> Fleet.VLLM;
@@ -167,8 +175,12 @@ public final class KvReplay {
             throw new IllegalArgumentException("--workers, --requests, --speedup, --utilisation and "
                     + "--max-prompt-tokens must be positive");
         }
+        if (decodeMs < 0 || decodeMs > 600_000) {
+            throw new IllegalArgumentException("--decode-ms: 0..600000, not " + decodeMs);
+        }
         return new Args(trace, tokenizer, tokenizerConfig, mode, router, token, root, frontendPort, workers, requests,
-                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label);
+                speedup, utilisation, kvBlocks, maxPrompt, out, model, prefillBacklog, kvEvents, fleet, label, decodeMs,
+                stream);
     }
 
     static void main(String[] args, PrintStream out) throws Exception {
@@ -199,7 +211,7 @@ public final class KvReplay {
                 a.prefillBacklog()).withKvEvents(a.kvEvents());
         Files.createDirectories(a.root());
         try (SimFleet fleet = SimFleet.start(SimFleet.Options.defaults(a.root(), a.model()).withWorkers(0, a.workers())
-                .withFrontend("127.0.0.1", a.frontendPort(), 1, 0).withSlots(4096)
+                .withFrontend("127.0.0.1", a.frontendPort(), a.decodeMs() > 0 ? 2 : 1, a.decodeMs()).withSlots(4096)
                 .withKvCache(a.kvBlocks(), 16).withPublishInterval(Duration.ofMillis(20)).withKv(kv))) {
             KvServing serving = Objects.requireNonNull(fleet.kvServing(), "started with KV");
             TraceText text = TraceText.forTokenizer(serving.tokenizer());
@@ -235,6 +247,11 @@ public final class KvReplay {
                         .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
             });
             long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
+            if (a.mode().viaRouter) {
+                // Request by request: the router forwards each record's id upstream, the simulator kept its count by it.
+                AvoidablePairing.pair(serving.avoidable(), AvoidablePairing.routerFigures(client,
+                        Objects.requireNonNull(a.router()), a.adminToken())).print(log);
+            }
             return result(a, workers, baseline, o.sent(), o.failed(), perTokenNanos * a.speedup() / 1000.0,
                     o.maxLagNanos() / 1e6, serving, routerAvoidable);
         }
@@ -253,7 +270,7 @@ public final class KvReplay {
     /** Each request's chat body, made when asked (at its send time: the bodies of a whole trace are large). */
     static IntFunction<String> bodies(Args a, MooncakeTrace trace, TraceText text) {
         return i -> body(a.model(), text.prompt(trace.requests().get(i), a.maxPromptTokens()),
-                trace.requests().get(i).outputLength());
+                trace.requests().get(i).outputLength(), a.stream());
     }
 
     /** Each prompt's token IDs for the oracle modes (none otherwise), tokenized in parallel ahead of the replay. */
@@ -368,7 +385,14 @@ public final class KvReplay {
     }
 
     static String body(String model, String prompt, int outputLength) {
+        return body(model, prompt, outputLength, false);
+    }
+
+    static String body(String model, String prompt, int outputLength, boolean stream) {
         var root = JSON.createObjectNode().put("model", model).put("max_tokens", Math.max(1, outputLength));
+        if (stream) {
+            root.put("stream", true);
+        }
         root.putArray("messages").addObject().put("role", "user").put("content", prompt);
         try {
             return JSON.writeValueAsString(root);

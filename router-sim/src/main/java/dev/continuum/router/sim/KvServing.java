@@ -27,8 +27,7 @@ final class KvServing implements AutoCloseable {
     private final AtomicLong unreadable = new AtomicLong();
     /** Every caching worker of the fleet, for the avoidable-token count; set once the workers exist. */
     private volatile List<WorkerKv> fleet = List.of();
-    private final AtomicLong avoidable = new AtomicLong();
-    private final AtomicLong avoidableNotBusier = new AtomicLong();
+    private final AvoidableTokens avoidable = new AvoidableTokens();
 
     private KvServing(SimTokenizer tokenizer, ExecutorService encoders, ScheduledExecutorService timer,
             LongSupplier clock) {
@@ -72,12 +71,17 @@ final class KvServing implements AutoCloseable {
      * rank held, when positive. The simulator's own count, from its caches, with no event delay.
      */
     long avoidableTokens() {
-        return avoidable.get();
+        return avoidable.anyRankTotal();
     }
 
     /** As {@link #avoidableTokens}, counting only other ranks with no more prefill work queued than the serving one. */
     long avoidableNotBusierTokens() {
-        return avoidableNotBusier.get();
+        return avoidable.notBusierTotal();
+    }
+
+    /** The same counts request by request, kept by the router's decision id when the request carried one. */
+    AvoidableTokens avoidable() {
+        return avoidable;
     }
 
     /** Bodies served without KV because they could not be read as a chat request. */
@@ -96,11 +100,15 @@ final class KvServing implements AutoCloseable {
     /**
      * Serves {@code body} on {@code rank} of {@code worker} for a request arriving now; the future completes when
      * its first token may be sent. {@code blocksKnown} learns the prompt's tokens and block hashes once it is
-     * tokenized.
+     * tokenized. {@code decisionId} is the router's record of the request ({@code x-continuum-decision-id}), -1
+     * without one: its avoidable tokens are kept by it ({@link AvoidableTokens}).
      */
-    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, BlocksKnown blocksKnown) {
+    CompletableFuture<Void> serve(WorkerKv worker, int rank, String body, long decisionId, BlocksKnown blocksKnown) {
         long arrival = clock.getAsLong();
         CompletableFuture<Void> firstToken = new CompletableFuture<>();
+        // Who was busier is judged when the request arrived, as the router judged it when it decided: by the time the
+        // prompt is tokenized (long prompts, a loaded machine) a queue may have drained that the router saw full.
+        long[] queued = queuedAt(arrival);
         // About four characters of body per prompt token: counted as the rank's backlog until tokenized.
         long estimate = body.length() / 4;
         worker.announce(rank, estimate);
@@ -108,11 +116,12 @@ final class KvServing implements AutoCloseable {
             encoders.execute(() -> {
                 try {
                     int[] tokens = tokenizer.promptTokens(body);
-                    Held others = heldElsewhere(worker, rank, tokens, estimate);
+                    Held others = heldElsewhere(worker, rank, tokens, queued);
                     WorkerKv.Served s = worker.serve(rank, tokens, arrival, estimate);
                     blocksKnown.tokenized(s.seqHashes(), s.promptTokens());
-                    avoidable.addAndGet(Math.max(0, others.any() - s.cachedTokens()));
-                    avoidableNotBusier.addAndGet(Math.max(0, others.notBusier() - s.cachedTokens()));
+                    avoidable.served(decisionId, new AvoidableTokens.Served(
+                            Math.max(0, others.any() - s.cachedTokens()),
+                            Math.max(0, others.notBusier() - s.cachedTokens()), s.cachedTokens(), s.promptTokens()));
                     long wait = arrival + s.ttftNanos() - clock.getAsLong();
                     timer.schedule(() -> firstToken.complete(null), Math.max(0, wait), TimeUnit.NANOSECONDS);
                 } catch (RuntimeException e) {
@@ -136,20 +145,52 @@ final class KvServing implements AutoCloseable {
     private record Held(long any, long notBusier) {
     }
 
-    private Held heldElsewhere(WorkerKv serving, int servingRank, int[] tokens, long estimate) {
-        long now = clock.getAsLong();
-        // The serving rank's queue already counts this request's estimate: compare without it.
-        long ownWork = Math.max(0, serving.pendingPrefillTokens(servingRank, now) - estimate);
+    /**
+     * Each rank's prefill work queued at {@code now}, in tokens, in the fleet's order (worker by worker, rank by
+     * rank); taken before the arriving request is announced, so the serving rank's entry is the work ahead of it.
+     */
+    private long[] queuedAt(long now) {
+        List<WorkerKv> workers = fleet;
+        int n = 0;
+        for (WorkerKv w : workers) {
+            n += w.dpSize();
+        }
+        long[] queued = new long[n];
+        int i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize() && i < n; r++) {
+                queued[i++] = w.pendingPrefillTokens(r, now);
+            }
+        }
+        return queued;
+    }
+
+    /**
+     * What other ranks held of the prompt when it is served, the longest prefix in tokens: any of them, and those
+     * whose queue at the request's arrival ({@code queued}, {@link #queuedAt}) was no longer than the serving rank's.
+     */
+    private Held heldElsewhere(WorkerKv serving, int servingRank, int[] tokens, long[] queued) {
+        List<WorkerKv> workers = fleet;
+        long ownWork = 0;
+        int i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize(); r++, i++) {
+                if (w == serving && r == servingRank && i < queued.length) {
+                    ownWork = queued[i];
+                }
+            }
+        }
         long any = 0;
         long notBusier = 0;
-        for (WorkerKv w : fleet) {
-            for (int r = 0; r < w.dpSize(); r++) {
+        i = 0;
+        for (WorkerKv w : workers) {
+            for (int r = 0; r < w.dpSize(); r++, i++) {
                 if (w == serving && r == servingRank) {
                     continue;
                 }
                 long held = Math.min(tokens.length, (long) w.cachedPrefix(r, tokens) * w.blockSize());
                 any = Math.max(any, held);
-                if (held > notBusier && w.pendingPrefillTokens(r, now) <= ownWork) {
+                if (held > notBusier && i < queued.length && queued[i] <= ownWork) {
                     notBusier = held;
                 }
             }

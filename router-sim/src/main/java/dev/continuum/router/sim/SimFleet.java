@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -436,6 +437,14 @@ public final class SimFleet implements AutoCloseable {
     /** How many times each block was prefilled across the fleet (with {@link SimKv} on; empty otherwise). */
     public PrefillCounts prefillCounts() {
         return prefills;
+    }
+
+    /**
+     * The simulator's avoidable prefill tokens request by request, keyed by the router's decision id
+     * (docs/simulator.md), when the workers keep prefix caches.
+     */
+    public Optional<AvoidableTokens> avoidableTokens() {
+        return kvServing == null ? Optional.empty() : Optional.of(kvServing.avoidable());
     }
 
     /** The KV serving path (tokenizer, clock), when the workers keep prefix caches. */

@@ -60,9 +60,18 @@ class KvFleetTest {
     }
 
     private HttpResponse<String> send(SimWorker w, String body) throws Exception {
-        return client.send(HttpRequest.newBuilder(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
-                .header("x-dynamo-worker-instance-id", Long.toUnsignedString(w.instanceId()))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return send(w, body, null);
+    }
+
+    /** A pinned chat request, with the router's decision id header when {@code decisionId} is not null. */
+    private HttpResponse<String> send(SimWorker w, String body, String decisionId) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
+                .header("x-dynamo-worker-instance-id", Long.toUnsignedString(w.instanceId()));
+        if (decisionId != null) {
+            b.header("x-continuum-decision-id", decisionId);
+        }
+        return client.send(b.POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private static String chat(String content) {
@@ -116,6 +125,48 @@ class KvFleetTest {
         assertThat(send(fleet.worker(1), body).statusCode()).isEqualTo(200);
         assertThat(serving.avoidableTokens()).isEqualTo(held);
         assertThat(serving.avoidableNotBusierTokens()).isEqualTo(held);
+    }
+
+    @Test
+    void avoidableTokensAreKeptByTheRoutersDecisionIdAndTheRestSummed() throws Exception {
+        start();
+        KvServing serving = java.util.Objects.requireNonNull(fleet.kvServing());
+        WorkerKv first = java.util.Objects.requireNonNull(fleet.worker(0).kv());
+        String body = chat("Sphinx of black quartz, judge my vow. ".repeat(12));
+        long held = TokenBlocks.of(serving.tokenizer().promptTokens(body), 16).size() * 16L;
+
+        assertThat(send(fleet.worker(0), body, "7").statusCode()).isEqualTo(200);
+        await().atMost(PATIENCE).until(() -> first.pendingPrefillTokens(0, serving.now()) == 0);
+        assertThat(send(fleet.worker(1), body, "8").statusCode()).isEqualTo(200);
+        // Without a readable id, the same count is only summed.
+        String other = chat("The five boxing wizards jump quickly. ".repeat(12));
+        long otherHeld = TokenBlocks.of(serving.tokenizer().promptTokens(other), 16).size() * 16L;
+        assertThat(send(fleet.worker(0), other, "not-a-decision").statusCode()).isEqualTo(200);
+        await().atMost(PATIENCE).until(() -> first.pendingPrefillTokens(0, serving.now()) == 0);
+        assertThat(send(fleet.worker(1), other).statusCode()).isEqualTo(200);
+
+        AvoidableTokens counted = fleet.avoidableTokens().orElseThrow();
+        assertThat(counted.forDecision(7)).contains(new AvoidableTokens.Served(0, 0, 0, counted.forDecision(7)
+                .orElseThrow().prompt()));
+        AvoidableTokens.Served second = counted.forDecision(8).orElseThrow();
+        assertThat(second.anyRank()).isEqualTo(held);
+        assertThat(second.notBusier()).isEqualTo(held);
+        assertThat(second.cached()).isZero();
+        assertThat(counted.unpaired()).isEqualTo(new AvoidableTokens.Sum(2, otherHeld, otherHeld));
+        assertThat(counted.byDecision()).containsOnlyKeys(7L, 8L);
+        assertThat(counted.anyRankTotal()).isEqualTo(held + otherHeld);
+    }
+
+    @Test
+    void aDecisionIdIsReadOnlyAsTheRouterSendsIt() {
+        assertThat(AvoidableTokens.parseDecisionId("4182")).isEqualTo(4182);
+        assertThat(AvoidableTokens.parseDecisionId("9223372036854775807")).isEqualTo(Long.MAX_VALUE);
+        assertThat(AvoidableTokens.parseDecisionId("9999999999999999999")).isEqualTo(-1); // overflows a long
+        assertThat(AvoidableTokens.parseDecisionId("12345678901234567890")).isEqualTo(-1); // 20 digits
+        assertThat(AvoidableTokens.parseDecisionId("-1")).isEqualTo(-1);
+        assertThat(AvoidableTokens.parseDecisionId("1 ")).isEqualTo(-1);
+        assertThat(AvoidableTokens.parseDecisionId("")).isEqualTo(-1);
+        assertThat(AvoidableTokens.parseDecisionId(null)).isEqualTo(-1);
     }
 
     @Test

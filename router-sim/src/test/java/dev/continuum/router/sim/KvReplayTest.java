@@ -159,6 +159,26 @@ class KvReplayTest {
                 .hasMessageContaining("kv-aware, load-only, round-robin, oracle, oracle-ttft or bound");
     }
 
+    @Test
+    void decodeTimeAndStreamingAreReadAndBounded() {
+        String[] base = {"replay", "--trace", "t", "--tokenizer", "x", "--root", "r", "--mode", "oracle"};
+        KvReplay.Args args = KvReplay.parse(concat(base, "--decode-ms", "3000", "--stream", "on"));
+        assertThat(args.decodeMs()).isEqualTo(3000);
+        assertThat(args.stream()).isTrue();
+        assertThat(KvReplay.parse(base).stream()).isFalse();
+        assertThatThrownBy(() -> KvReplay.parse(concat(base, "--decode-ms", "-1"))).hasMessageContaining("--decode-ms");
+        assertThatThrownBy(() -> KvReplay.parse(concat(base, "--decode-ms", "600001")))
+                .hasMessageContaining("--decode-ms");
+        assertThat(KvReplay.body("m", "hi", 1, true)).contains("\"stream\":true");
+        assertThat(KvReplay.body("m", "hi", 1)).doesNotContain("stream");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        List<String> all = new ArrayList<>(List.of(a));
+        all.addAll(List.of(b));
+        return all.toArray(String[]::new);
+    }
+
     private KvReplay.Result replay(Path trace, Path tokenizerJson, String mode, String... more) throws Exception {
         List<String> argv = new ArrayList<>(List.of("replay", "--trace", trace.toString(), "--tokenizer",
             tokenizerJson.toString(), "--root", dir.resolve(mode).toString(), "--mode", mode, "--workers", "4",

@@ -34,6 +34,7 @@ class HeaderTrustBoundaryTest {
         "x-dp-rank", "6",
         "x-data-parallel-rank", "7",
         "x-prefill-dp-rank", "8",
+        "X-Continuum-Decision-Id", "9",
         "x-tenant-id", "tenant-1"};
 
     @RegisterExtension
@@ -45,7 +46,7 @@ class HeaderTrustBoundaryTest {
     private static void assertStripped(Map<String, List<String>> headers) {
         assertThat(headers.keySet()).noneMatch(h -> h.startsWith("x-dynamo-"))
                 .doesNotContain("x-worker-instance-id", "x-prefill-instance-id", "x-dp-rank",
-                        "x-data-parallel-rank", "x-prefill-dp-rank")
+                        "x-data-parallel-rank", "x-prefill-dp-rank", "x-continuum-decision-id")
                 .contains("x-tenant-id");
     }
 

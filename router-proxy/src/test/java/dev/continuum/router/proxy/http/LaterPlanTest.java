@@ -96,6 +96,22 @@ class LaterPlanTest {
     }
 
     @Test
+    void thePlansDecisionIdGoesUpstreamOnItsPathOnlyAndAClientsIsDropped() throws Exception {
+        router.server.proxy().dispatchHook(req -> new DispatchHook.Later(
+                CompletableFuture.completedFuture(plan().withDecisionId("41"))));
+        a.defaultReply(Reply.status(500, "{\"error\":{\"message\":\"boom\"}}"));
+        b.defaultReply(Reply.echo());
+
+        HttpResponse<String> res = router.post("/v1/chat/completions", BODY, "x-continuum-decision-id", "999");
+
+        assertThat(res.statusCode()).isEqualTo(200);
+        assertThat(res.headers().firstValue("x-continuum-decision-id")).hasValue("41");
+        assertThat(a.completionRequests().get(0).headers()).containsEntry("x-continuum-decision-id", List.of("41"));
+        // After the fallback, standard routing made no decision: no id goes upstream, and never the client's.
+        assertThat(b.completionRequests().get(0).headers()).doesNotContainKey("x-continuum-decision-id");
+    }
+
+    @Test
     void aLaterThatFailsOrGivesNoPlanTakesStandardRouting() {
         b.defaultReply(Reply.echo());
         a.defaultReply(Reply.echo());
