@@ -146,10 +146,24 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             }
         }
 
+        /** Starts a pick of prompt {@code p}: nothing resolved for an earlier prompt is answered again. */
         void prompt(PromptBlocks p) {
             prompt = p;
             looked[0] = false;
             looked[1] = false;
+            clearResolved();
+        }
+
+        /** Ends the pick: the thread's scratch keeps no reference to its prompt or the prompt's hashes. */
+        void release() {
+            prompt = null;
+            clearResolved();
+        }
+
+        private void clearResolved() {
+            for (int m = 0; m < resolvedCount; m++) {
+                resolved[m] = null;
+            }
             resolvedCount = 0;
         }
 
@@ -287,6 +301,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p]) : decodeUncached;
         Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached, decodeUncached, decodeHashes,
                 prefillHashes, now);
+        kv.release();
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
     }
