@@ -311,12 +311,12 @@ final class KvAwarePicker implements DynamoWorkerPicker {
      * this request shares (docs/kv-routing.md, "In-flight prefixes"): the request waits for them instead of
      * computing them again elsewhere, so they are not work it adds. Only asked of ranks holding an overlap.
      */
-    private static long inFlightShared(KvScratch kv, RankLedger ledger, long blockSize, int overlap) {
+    private static long inFlightShared(KvScratch kv, RankSequences rank, long blockSize, int overlap) {
         if (overlap <= 0) {
             return 0;
         }
         BlockHashes hashes = kv.hashes(blockSize);
-        return hashes == null ? 0 : ledger.prefilling.sharedTokens(hashes, overlap);
+        return hashes == null ? 0 : rank.prefilling.sharedTokens(hashes, overlap);
     }
 
     /** A prefill backlog less the shared in-flight tokens, never below zero. */
@@ -443,7 +443,8 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 long pendingTokens = ledger.pendingTokens(lastSample, now);
                 kv.ledgerTokens[k] = pendingTokens;
                 kv.ledgerBlocks[k] = pendingBlocks;
-                long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0 : inFlightShared(kv, ledger, bs, kv.overlap[k]);
+                long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0
+                        : inFlightShared(kv, ranks.sequences[i], bs, kv.overlap[k]);
                 kv.inFlight[k] = inFlight;
                 long prefillBacklog;
                 long decodeBacklog;
