@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Hot path.</b> No locks, no lookups and no per-candidate allocation: a pick reads the index's arrays,
  * each candidate's load-store slot (a few fields, no key hashed), its rank ledger and its active-sequence
- * counters; costs go into a per-thread scratch array; the two pinned ranks' ledgers and counters are updated in
- * place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
+ * counters; costs go into a per-thread scratch array, the cheapest found in the same pass (a decision record's
+ * terms are copied only while one is wanted); the two pinned ranks' ledgers and counters are updated in place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
  * 32-byte record instead when the sequence bound is reached): at most 64 bytes per pick, at any fleet size. The
  * index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
