@@ -116,27 +116,19 @@ final class DecisionCapture {
 
     /** A phase the load-only formula scored (costs NaN where a rank had none). */
     static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch sc, int nParts, int n,
-            boolean anyUnstalled, int winner, long est, boolean chosen) {
-        // The scoring pass staged this phase ({@link DecisionStaging#nextLoad}) and, when {@code chosen}, already
-        // holds the cheapest eligible candidates; otherwise (a round-robin or all-stalled phase) they are chosen here.
-        DecisionStaging.Phase p = st.phase[st.phases - 1];
-        p.winner = winner;
+            boolean anyUnstalled, int winner, long est) {
+        DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
         // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
         // prefill rank's is the backlog its cost used ({@link LoadCosts#backlog} of its three sources).
         p.winnerWork = decode ? est : LoadCosts.add(sc.term(winner, LoadBasedPicker.Scratch.USED), est);
         double[] costs = sc.costs;
         boolean[] stalled = sc.stalled;
-        if (chosen) {
-            p.dropWinner(winner, st.cap);
-        } else {
-            p.start(st.cap);
-            double bar = p.bar();
-            for (int k = 0; k < n; k++) {
-                double c = costs[k];
-                if (c < bar && k != winner && !(anyUnstalled && stalled[k])) { // NaN (no cost) is never below the bar
-                    p.offer(k, c);
-                    bar = p.bar();
-                }
+        double bar = p.bar();
+        for (int k = 0; k < n; k++) {
+            double c = costs[k];
+            if (c < bar && k != winner && !(anyUnstalled && stalled[k])) { // NaN (no cost) is never below the bar
+                p.offer(k, c);
+                bar = p.bar();
             }
         }
         int slots = p.finish();

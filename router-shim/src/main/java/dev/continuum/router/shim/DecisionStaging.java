@@ -32,8 +32,7 @@ final class DecisionStaging {
      * non-winners in cost order (ties to the earlier candidate); slot {@code others} holds the winner.
      */
     static final class Phase {
-        /** The most others held, the winner, and one more while the scoring pass holds the winner among them. */
-        static final int SLOTS = DecisionSettings.MAX_CANDIDATES + 2;
+        static final int SLOTS = DecisionSettings.MAX_CANDIDATES + 1;
 
         String kind = "";
         boolean kv;
@@ -123,49 +122,6 @@ final class DecisionStaging {
             offered[i] = c;
         }
 
-        /**
-         * In the load-only scoring pass (holding one more than the record keeps): whether candidate {@code k} of
-         * cost {@code c} may end up in the record, so its terms must be kept, offering it when it is unstalled.
-         * Always for a stalled or field-less candidate (the record's round-robin and all-stalled paths choose among
-         * them afterwards); else for a cost not above the bar, so the cheapest candidate, the winner, always is.
-         */
-        boolean wants(double c, boolean stall, boolean hasField, int k) {
-            if (stall || !hasField || Double.isNaN(c)) {
-                if (!stall && !Double.isNaN(c)) {
-                    offer(k, c);
-                }
-                return true;
-            }
-            double b = bar();
-            if (c < b) {
-                offer(k, c);
-            }
-            return c <= b;
-        }
-
-        /**
-         * After the scoring pass held the cheapest eligible candidates, winner included when it is among them: drops
-         * the winner, else the dearest, so that at most {@link #cap} others remain (one less than the pass held).
-         */
-        void dropWinner(int winner, int keep) {
-            int at = others - 1;
-            boolean found = false;
-            for (int s = 0; s < others && !found; s++) {
-                if (position[s] == winner) {
-                    at = s;
-                    found = true;
-                }
-            }
-            if (found || others > keep) {
-                for (int s = at + 1; s < others; s++) {
-                    position[s - 1] = position[s];
-                    offered[s - 1] = offered[s];
-                }
-                others--;
-            }
-            cap = keep;
-        }
-
         /** Puts the winner in slot {@link #others} after the held candidates; returns the slots used. */
         int finish() {
             position[others] = winner;
@@ -202,16 +158,6 @@ final class DecisionStaging {
         this.cap = cap;
         result = null;
         phases = 0;
-    }
-
-    /**
-     * The next phase's buffer for a load-only phase of {@code n} candidates, holding one more than the record keeps
-     * while the scoring pass offers its candidates ({@link Phase#wants}); the winner is set by the capture.
-     */
-    Phase nextLoad(boolean decode, int n, long est) {
-        Phase p = next(decode ? "decode_load" : "prefill_load", false, n, -1, est);
-        p.start(cap + 1);
-        return p;
     }
 
     /** The next phase's buffer for {@code n} candidates (the second is reused past two phases). */

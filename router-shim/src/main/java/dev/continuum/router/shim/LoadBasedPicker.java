@@ -220,10 +220,6 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         // The record's terms are copied only while a record is wanted: a pick without one stores nothing more
         // than its cost and stall per candidate.
         boolean terms = scratch.staging.active;
-        // While recording, the candidates the record could keep are chosen in this pass too (the winner, the cheapest
-        // unstalled, is among the cap + 1 cheapest), and only they, and the rare stalled or field-less ones the
-        // record's other paths may need, get their terms written.
-        DecisionStaging.Phase kept = terms ? scratch.staging.nextLoad(decode, n, est) : null;
         long lastBlockSize = -1;
         long promptBlocks = 0;
         RankSlot.Reading latest = scratch.reading;
@@ -280,7 +276,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     long active = rank.activeBlocks();
                     long used = LoadCosts.backlog(backlog, pendingBlocks, active);
                     costs[k] = LoadCosts.decode(used, 0, promptBlocks, capacity);
-                    if (kept != null && kept.wants(costs[k], stall, hasField, k)) {
+                    if (terms) {
                         scratch.terms(k, field, pendingBlocks, active, used);
                     }
                 } else {
@@ -288,7 +284,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     long active = rank.activePrefillTokens();
                     long used = LoadCosts.backlog(backlog, pendingTokens, active);
                     costs[k] = LoadCosts.prefill(used, 0, capacity);
-                    if (kept != null && kept.wants(costs[k], stall, hasField, k)) {
+                    if (terms) {
                         scratch.terms(k, field, pendingTokens, active, used);
                     }
                 }
@@ -306,7 +302,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         }
         if (!anyFresh) {
             locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
-                    est, false);
+                    est);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         for (int i = 0; !anyUnstalled && i < n; i++) {
@@ -326,7 +322,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         // anyFresh guarantees a defined cost unless its capacity is missing; then nobody has a defined cost.
         if (tied == 0) {
             locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
-                    est, false);
+                    est);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         int winner = first;
@@ -340,17 +336,15 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 }
             }
         }
-        // The pass's choice stands when the cheapest unstalled candidate won: every eligible candidate was offered.
-        locateAndStage(scratch, parts, n, decode, anyUnstalled, winner, est, anyUnstalled);
+        locateAndStage(scratch, parts, n, decode, anyUnstalled, winner, est);
         return SelectionReason.LOAD;
     }
 
     /** {@link #locate}, after copying the phase's terms for a decision record when one is wanted. */
     private static void locateAndStage(Scratch scratch, int parts, int n, boolean decode, boolean anyUnstalled,
-            long winner, long est, boolean chosen) {
+            long winner, long est) {
         if (scratch.staging.active) {
-            DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est,
-                    chosen);
+            DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est);
         }
         locate(scratch, parts, winner);
     }

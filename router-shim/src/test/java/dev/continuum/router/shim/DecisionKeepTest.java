@@ -108,54 +108,6 @@ class DecisionKeepTest {
         }
     }
 
-    /**
-     * The load-only scoring pass holds one more than the record keeps and writes terms only for the candidates it
-     * wants; once the winner (one of the cheapest, as the tie rotation chose it) is dropped, the choice agrees with
-     * sorting, and every kept candidate, the winner too, had its terms written.
-     */
-    @Test
-    void theScoringPassKeepsWhatSortingKeepsAndWritesTheirTerms() {
-        java.util.Random random = new java.util.Random(29);
-        for (int round = 0; round < 200; round++) {
-            int n = 1 + random.nextInt(300);
-            double[] costs = new double[n];
-            for (int k = 0; k < n; k++) {
-                costs[k] = random.nextInt(50); // many ties
-            }
-            double min = Arrays.stream(costs).min().orElseThrow();
-            int[] cheapest = java.util.stream.IntStream.range(0, n).filter(k -> costs[k] == min).toArray();
-            int winner = cheapest[random.nextInt(cheapest.length)];
-            int cap = random.nextInt(65);
-            DecisionStaging.Phase p = new DecisionStaging.Phase();
-            p.n = n;
-            p.start(cap + 1);
-            boolean[] written = new boolean[n];
-            for (int k = 0; k < n; k++) {
-                written[k] = p.wants(costs[k], false, true, k);
-            }
-            p.dropWinner(winner, cap);
-            p.winner = winner;
-            p.finish();
-            int size = p.emit(cap);
-            List<Integer> expected = new ArrayList<>();
-            for (int k = 0; k < n; k++) {
-                if (k != winner) {
-                    expected.add(k);
-                }
-            }
-            expected.sort((a, b) -> costs[a] != costs[b] ? Double.compare(costs[a], costs[b]) : Integer.compare(a, b));
-            List<Integer> want = new ArrayList<>(expected.subList(0, Math.min(cap, expected.size())));
-            want.add(winner);
-            want.sort(null);
-            int[] got = new int[size];
-            for (int j = 0; j < size; j++) {
-                got[j] = p.position[p.emitted[j]];
-                assertThat(written[got[j]]).as("round %d: terms of %d", round, got[j]).isTrue();
-            }
-            assertThat(got).as("round %d", round).containsExactly(want.stream().mapToInt(Integer::intValue).toArray());
-        }
-    }
-
     @Test
     void aRecordKeepsKCandidatesAPhaseAndCountsTheRest() {
         ScriptedLoad load = new ScriptedLoad();
