@@ -42,8 +42,9 @@ import org.jspecify.annotations.Nullable;
  * pool and the dispatch order take about 4.3 MiB of arrays once the first dispatch allocates them. Tracked
  * sequences reference at most {@link #MAX_SHARED_BLOCKS} block hashes in all (8 MiB; a sequence whose hashes do
  * not fit counts its blocks one per block), so the reference counts hold at most as many entries (12 bytes a
- * slot, at most 4 slots an entry after a table doubled). A rank costs about 64 bytes: its counters, kept in its
- * {@link RankLedger} (read by every pick beside the ledger's own fields), and its {@link RankSequences}.
+ * slot, at most 4 slots an entry after a table doubled). A rank costs about 64 bytes: the two counters a pick reads
+ * (prefill tokens, blocks), kept in its {@link RankLedger} beside the ledger's own fields, and its
+ * {@link RankSequences} (the open count, the prefilling prompts, the reference counts).
  */
 public final class ActiveSequences {
     /** Sequences tracked at once, across every rank. */
@@ -241,7 +242,7 @@ public final class ActiveSequences {
         decode.addOpen(1);
         BlockHashes prefillingHashes = prefill == null ? s.decodeHashes : s.prefillHashes;
         if (prefillingHashes != null) {
-            (prefill == null ? decode : prefill).counters.prefilling.started(prefillingHashes, s.prefillTokens);
+            (prefill == null ? decode : prefill).prefilling.started(prefillingHashes, s.prefillTokens);
         }
         if (prefill == null) {
             decode.addTokens(s.prefillTokens);
@@ -259,7 +260,7 @@ public final class ActiveSequences {
      * prefix): until the drainer admits the sequence and counts shared blocks once, they are not added again.
      */
     private static long held(RankSequences rank, @Nullable BlockHashes hashes, long blocks) {
-        return hashes == null ? 0 : Math.min(Math.min(blocks, hashes.blocks()), rank.counters.prefilling.sharedBlocks(hashes));
+        return hashes == null ? 0 : Math.min(Math.min(blocks, hashes.blocks()), rank.prefilling.sharedBlocks(hashes));
     }
 
     private boolean reserve(int blocks) {
@@ -294,7 +295,7 @@ public final class ActiveSequences {
                 if (prefilling != null) {
                     prefilling.addTokens(-tokens);
                     if (prefillingHashes != null) {
-                        prefilling.counters.prefilling.ended(prefillingHashes);
+                        prefilling.prefilling.ended(prefillingHashes);
                     }
                 }
                 if (prefill != null) {
@@ -339,7 +340,7 @@ public final class ActiveSequences {
                     if (prefilling != null) {
                         prefilling.addTokens(-tokens);
                         if (prefillingHashes != null) {
-                            prefilling.counters.prefilling.ended(prefillingHashes);
+                            prefilling.prefilling.ended(prefillingHashes);
                         }
                     }
                     if (prefill != null) {

@@ -120,7 +120,7 @@ final class DecisionCapture {
         DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
         // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
         // prefill rank's is the backlog its cost used ({@link LoadCosts#backlog} of its three sources).
-        p.winnerWork = decode ? est : LoadCosts.add(usedBacklog(sc, winner), est);
+        p.winnerWork = decode ? est : LoadCosts.add(sc.term(winner, LoadBasedPicker.Scratch.USED), est);
         double[] costs = sc.costs;
         boolean[] stalled = sc.stalled;
         double bar = p.bar();
@@ -135,10 +135,12 @@ final class DecisionCapture {
         for (int s = 0; s < slots; s++) {
             int k = p.position[s];
             pin(p, s, sc, nParts, k);
-            p.sampleBacklog[s] = sc.backlog[k];
-            p.ledgerTokens[s] = decode ? 0 : sc.pending[k];
-            p.ledgerBlocks[s] = decode ? sc.pending[k] : 0;
-            p.active[s] = sc.active[k];
+            long sampled = sc.term(k, LoadBasedPicker.Scratch.BACKLOG);
+            long pending = sc.term(k, LoadBasedPicker.Scratch.PENDING);
+            p.sampleBacklog[s] = sampled;
+            p.ledgerTokens[s] = decode ? 0 : pending;
+            p.ledgerBlocks[s] = decode ? pending : 0;
+            p.active[s] = sc.term(k, LoadBasedPicker.Scratch.ACTIVE);
             p.overlap[s] = 0;
             p.blockSize[s] = costBlockSize(sc, nParts, k);
             p.credited[s] = 0;
@@ -150,13 +152,8 @@ final class DecisionCapture {
             p.eligible[s] = defined && !(anyUnstalled && stalled[k]);
             p.state[s] = !defined ? DecisionStaging.SILENT
                     : stalled[k] ? DecisionStaging.STALLED
-                    : sc.backlog[k] >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
+                    : sampled >= 0 ? DecisionStaging.FRESH : DecisionStaging.QUIET;
         }
-    }
-
-    /** The backlog the load-only cost of candidate {@code k} used, as the picker combined its three sources. */
-    private static long usedBacklog(LoadBasedPicker.Scratch sc, int k) {
-        return LoadCosts.backlog(Math.max(0, sc.backlog[k]), sc.pending[k], Math.max(0, sc.active[k]));
     }
 
     /** Copies the pin of the {@code k}-th candidate of the parts into slot {@code s}. */

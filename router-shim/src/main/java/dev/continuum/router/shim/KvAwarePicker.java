@@ -146,10 +146,24 @@ final class KvAwarePicker implements DynamoWorkerPicker {
             }
         }
 
+        /** Starts a pick of prompt {@code p}: nothing resolved for an earlier prompt is answered again. */
         void prompt(PromptBlocks p) {
             prompt = p;
             looked[0] = false;
             looked[1] = false;
+            clearResolved();
+        }
+
+        /** Ends the pick: the thread's scratch keeps no reference to its prompt or the prompt's hashes. */
+        void release() {
+            prompt = null;
+            clearResolved();
+        }
+
+        private void clearResolved() {
+            for (int m = 0; m < resolvedCount; m++) {
+                resolved[m] = null;
+            }
             resolvedCount = 0;
         }
 
@@ -287,6 +301,7 @@ final class KvAwarePicker implements DynamoWorkerPicker {
         long uncached = prefill != null ? uncached(isl, kv.blockSize[p], kv.overlap[p]) : decodeUncached;
         Selection.Dispatch dispatch = load.record(decode, d, prefill, p, isl, uncached, decodeUncached, decodeHashes,
                 prefillHashes, now);
+        kv.release();
         return new Selection(decode.pins[d], prefill == null ? null : prefill.pins[p], decodeReason, prefillReason,
                 dispatch);
     }
@@ -296,12 +311,12 @@ final class KvAwarePicker implements DynamoWorkerPicker {
      * this request shares (docs/kv-routing.md, "In-flight prefixes"): the request waits for them instead of
      * computing them again elsewhere, so they are not work it adds. Only asked of ranks holding an overlap.
      */
-    private static long inFlightShared(KvScratch kv, RankLedger ledger, long blockSize, int overlap) {
+    private static long inFlightShared(KvScratch kv, RankSequences rank, long blockSize, int overlap) {
         if (overlap <= 0) {
             return 0;
         }
         BlockHashes hashes = kv.hashes(blockSize);
-        return hashes == null ? 0 : ledger.prefilling.sharedTokens(hashes, overlap);
+        return hashes == null ? 0 : rank.prefilling.sharedTokens(hashes, overlap);
     }
 
     /** A prefill backlog less the shared in-flight tokens, never below zero. */
@@ -428,7 +443,8 @@ final class KvAwarePicker implements DynamoWorkerPicker {
                 long pendingTokens = ledger.pendingTokens(lastSample, now);
                 kv.ledgerTokens[k] = pendingTokens;
                 kv.ledgerBlocks[k] = pendingBlocks;
-                long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0 : inFlightShared(kv, ledger, bs, kv.overlap[k]);
+                long inFlight = phase == Phase.CONDITIONAL_DECODE ? 0
+                        : inFlightShared(kv, ranks.sequences[i], bs, kv.overlap[k]);
                 kv.inFlight[k] = inFlight;
                 long prefillBacklog;
                 long decodeBacklog;

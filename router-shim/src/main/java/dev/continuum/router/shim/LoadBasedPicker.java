@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Hot path.</b> No locks, no lookups and no per-candidate allocation: a pick reads the index's arrays,
  * each candidate's load-store slot (a few fields, no key hashed), its rank ledger and its active-sequence
- * counters; costs go into a per-thread scratch array; the two pinned ranks' ledgers and counters are updated in
- * place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
+ * counters; costs go into a per-thread scratch array, the cheapest found in the same pass (a decision record's
+ * terms are copied only while one is wanted); the two pinned ranks' ledgers and counters are updated in place. It allocates the selection (32 bytes) and the 24-byte handle of its pooled active sequence (the ledger's
  * 32-byte record instead when the sequence bound is reached): at most 64 bytes per pick, at any fleet size. The
  * index is
  * rebuilt when the fleet view changes: by {@link #prepare} on the upkeep task ({@link LoadBasedPicking}), or
@@ -64,12 +64,12 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     static final class Scratch {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
-        /** Decision-record terms: each candidate's phase field (-1 absent), unanswered tokens or blocks, and this
-         *  router's active sequences for the phase (-1 where the rank had no cost): the backlog the cost used is
-         *  {@link LoadCosts#backlog} of the three. */
-        long[] backlog = new long[64];
-        long[] pending = new long[64];
-        long[] active = new long[64];
+        /** Decision-record terms, written only while a record is wanted ({@link DecisionStaging#active}), four a
+         *  candidate side by side ({@link #BACKLOG} and on): its phase field (-1 absent), unanswered tokens or blocks,
+         *  this router's active sequences for the phase (-1 where the rank had no cost), and the backlog the cost used
+         *  ({@link LoadCosts#backlog} of the three). One array, so a candidate's terms are one bounds check and
+         *  neighbouring stores. */
+        long[] terms = new long[64 * TERMS];
         /** This thread's decision terms, copied after each phase while a record is wanted. */
         final DecisionStaging staging = new DecisionStaging();
         CandidateRanks[] parts = new CandidateRanks[4];
@@ -78,6 +78,27 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         /** The chosen candidate: its part and index within it. */
         int part;
         int at;
+
+        static final int TERMS = 4;
+        static final int BACKLOG = 0;
+        static final int PENDING = 1;
+        static final int ACTIVE = 2;
+        static final int USED = 3;
+
+        /** Keeps candidate {@code k}'s record terms ({@code field}: {@link RankSlot#ABSENT}, -1, when it had none). */
+        void terms(int k, long field, long pending, long active, long used) {
+            long[] t = terms;
+            int at = k * TERMS;
+            t[at + USED] = used;
+            t[at + BACKLOG] = field;
+            t[at + PENDING] = pending;
+            t[at + ACTIVE] = active;
+        }
+
+        /** One of candidate {@code k}'s record terms ({@link #BACKLOG} .. {@link #USED}). */
+        long term(int k, int which) {
+            return terms[k * TERMS + which];
+        }
 
         void parts(int n) {
             if (parts.length < n) {
@@ -90,9 +111,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 int size = Math.max(n, costs.length * 2);
                 costs = new double[size];
                 stalled = new boolean[size];
-                backlog = new long[size];
-                pending = new long[size];
-                active = new long[size];
+                terms = new long[size * TERMS];
             }
         }
     }
@@ -198,9 +217,18 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         boolean[] stalled = scratch.stalled;
         boolean anyFresh = false;
         boolean anyUnstalled = false;
+        // The record's terms are copied only while a record is wanted: a pick without one stores nothing more
+        // than its cost and stall per candidate.
+        boolean terms = scratch.staging.active;
         long lastBlockSize = -1;
         long promptBlocks = 0;
         RankSlot.Reading latest = scratch.reading;
+        // The cheapest unstalled candidate is found while scoring (one pass over the candidates, not two): costs are
+        // never -0.0, so plain comparisons order them as Double.compare does. Stalled candidates compete only when
+        // no candidate is unstalled, the rare case a second pass handles.
+        double best = Double.NaN;
+        int tied = 0;
+        int first = -1;
         int k = 0;
         for (int part = 0; part < parts; part++) {
             CandidateRanks ranks = scratch.parts[part];
@@ -211,8 +239,6 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 long field = !fresh ? RankSlot.ABSENT : decode ? latest.decodeBlocks() : latest.prefillTokens();
                 boolean hasField = field != RankSlot.ABSENT;
                 anyFresh |= hasField;
-                scratch.backlog[k] = hasField ? field : -1;
-                scratch.pending[k] = 0;
                 long backlog;
                 if (hasField) {
                     backlog = field;
@@ -221,14 +247,18 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 } else {
                     costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
                     stalled[k] = false;
-                    scratch.active[k] = -1;
+                    if (terms) {
+                        scratch.terms(k, field, 0, -1, 0);
+                    }
                     continue;
                 }
                 double capacity = ranks.capacity[i];
                 if (Double.isNaN(capacity)) {
                     costs[k] = Double.NaN;
                     stalled[k] = false;
-                    scratch.active[k] = -1;
+                    if (terms) {
+                        scratch.terms(k, field, 0, -1, 0);
+                    }
                     continue;
                 }
                 long lastSample = held ? latest.receivedNanos() : DispatchLedger.NO_SAMPLE;
@@ -244,16 +274,29 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     }
                     long pendingBlocks = rank.pendingBlocks(lastSample, now);
                     long active = rank.activeBlocks();
-                    scratch.pending[k] = pendingBlocks;
-                    scratch.active[k] = active;
-                    costs[k] = LoadCosts.decode(LoadCosts.backlog(backlog, pendingBlocks, active), 0, promptBlocks,
-                            capacity);
+                    long used = LoadCosts.backlog(backlog, pendingBlocks, active);
+                    costs[k] = LoadCosts.decode(used, 0, promptBlocks, capacity);
+                    if (terms) {
+                        scratch.terms(k, field, pendingBlocks, active, used);
+                    }
                 } else {
                     long pendingTokens = rank.pendingTokens(lastSample, now);
                     long active = rank.activePrefillTokens();
-                    scratch.pending[k] = pendingTokens;
-                    scratch.active[k] = active;
-                    costs[k] = LoadCosts.prefill(LoadCosts.backlog(backlog, pendingTokens, active), 0, capacity);
+                    long used = LoadCosts.backlog(backlog, pendingTokens, active);
+                    costs[k] = LoadCosts.prefill(used, 0, capacity);
+                    if (terms) {
+                        scratch.terms(k, field, pendingTokens, active, used);
+                    }
+                }
+                double c = costs[k];
+                if (!stall && !Double.isNaN(c)) {
+                    if (tied == 0 || c < best) {
+                        best = c;
+                        tied = 1;
+                        first = k;
+                    } else if (c == best) {
+                        tied++;
+                    }
                 }
             }
         }
@@ -262,11 +305,8 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     est);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
-        double best = Double.NaN;
-        int tied = 0;
-        int first = -1;
-        for (int i = 0; i < n; i++) {
-            if (Double.isNaN(costs[i]) || (anyUnstalled && stalled[i])) {
+        for (int i = 0; !anyUnstalled && i < n; i++) {
+            if (Double.isNaN(costs[i])) {
                 continue;
             }
             int cmp = tied == 0 ? -1 : Double.compare(costs[i], best);

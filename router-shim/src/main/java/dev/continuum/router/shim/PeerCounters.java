@@ -11,22 +11,22 @@ import java.util.Objects;
  * object, and the old one's counts leave with it.
  */
 public final class PeerCounters {
-    private final RankLedger counters;
+    private final RankSequences rank;
 
-    PeerCounters(RankLedger counters) {
-        this.counters = Objects.requireNonNull(counters, "counters");
+    PeerCounters(RankSequences rank) {
+        this.rank = Objects.requireNonNull(rank, "rank");
     }
 
     /** Adds (or, negative, takes back) uncached prefill tokens, blocks and sequences; atomic, never blocks. */
     public void add(long prefillTokens, long blocks, int sequences) {
         if (prefillTokens != 0) {
-            counters.addActiveTokens(prefillTokens);
+            rank.addTokens(prefillTokens);
         }
         if (blocks != 0) {
-            counters.addActiveRaw(blocks);
+            rank.addRaw(blocks);
         }
         if (sequences != 0) {
-            counters.addActiveOpen(sequences);
+            rank.addOpen(sequences);
         }
     }
 }

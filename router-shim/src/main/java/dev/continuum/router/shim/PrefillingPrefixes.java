@@ -22,8 +22,6 @@ import org.jspecify.annotations.Nullable;
 final class PrefillingPrefixes {
     /** Concurrent prefills remembered per rank; a burst sharing one prefix needs only the first. */
     static final int SLOTS = 4;
-    /** Tokens a {@link #shared} answer carries at most; saturating there errs toward counting the backlog in full. */
-    private static final long MAX_PACKED_TOKENS = Integer.MAX_VALUE;
 
     private static final VarHandle HASHES = MethodHandles.arrayElementVarHandle(BlockHashes[].class);
     private static final VarHandle TOKENS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -99,56 +97,45 @@ final class PrefillingPrefixes {
      * slots; 0 when none.
      */
     long sharedTokens(BlockHashes request, int overlap) {
-        return overlap <= 0 ? 0 : tokensOf(shared(request, overlap));
+        return overlap <= 0 ? 0 : scan(request, overlap, true);
     }
 
     /** The most leading blocks {@code request} shares with one remembered prefill (0 when none). */
     int sharedBlocks(BlockHashes request) {
-        return blocksOf(shared(request, 0));
+        return (int) scan(request, request.blocks(), false);
     }
 
     /**
-     * One scan of the slots for both answers, packed in a long (no allocation): {@link #blocksOf} the most leading
-     * blocks {@code request} shares with one remembered prefill, and {@link #tokensOf} the most uncached tokens of
-     * one prefill it shares within its first {@code overlap} blocks. One binary search per slot serves both: the
-     * common prefix within a limit is the whole common prefix cut at the limit, since each hash chains its block
-     * to all before it.
+     * One scan of the slots: the largest, over the remembered prefills, of the leading blocks {@code request} shares
+     * with one within its first {@code limit} blocks, or with {@code tokens} of the uncached tokens of that prefill
+     * those blocks cover. Each hash chains its block to all before it, so the common prefix is a binary search.
      */
-    long shared(BlockHashes request, int overlap) {
+    private long scan(BlockHashes request, int limit, boolean tokens) {
         Slots s = slots;
         if (s == null) {
             return 0;
         }
-        int bestBlocks = 0;
-        long bestTokens = 0;
+        long best = 0;
         for (int i = 0; i < SLOTS; i++) {
             BlockHashes h = (BlockHashes) HASHES.getAcquire(s.hashes, i);
             if (h == null || h == CLAIMING || h == request || h.blockSize() != request.blockSize()) {
                 continue;
             }
-            int n = commonPrefix(h.hashes(), request.hashes(), Math.min(h.blocks(), request.blocks()));
+            int n = commonPrefix(h.hashes(), request.hashes(), Math.min(limit, Math.min(h.blocks(), request.blocks())));
             if (n == 0) {
                 continue;
             }
-            long tokens = (long) TOKENS.getAcquire(s.tokens, i);
-            if (HASHES.getAcquire(s.hashes, i) != h) {
-                continue; // replaced while read
+            long value = n;
+            if (tokens) {
+                long held = (long) TOKENS.getAcquire(s.tokens, i);
+                if (HASHES.getAcquire(s.hashes, i) != h) {
+                    continue; // replaced while read
+                }
+                value = Math.min(held, (long) n * request.blockSize());
             }
-            bestBlocks = Math.max(bestBlocks, n);
-            int within = Math.min(n, Math.max(0, overlap));
-            bestTokens = Math.max(bestTokens, Math.min(tokens, (long) within * request.blockSize()));
+            best = Math.max(best, value);
         }
-        return Math.min(bestTokens, MAX_PACKED_TOKENS) << 32 | bestBlocks;
-    }
-
-    /** The shared blocks of a {@link #shared} answer. */
-    static int blocksOf(long shared) {
-        return (int) shared;
-    }
-
-    /** The shared tokens of a {@link #shared} answer (at most 2^31 - 1: a larger share only counts less). */
-    static long tokensOf(long shared) {
-        return shared >>> 32;
+        return best;
     }
 
     /**

@@ -61,8 +61,7 @@ final class RankLedger {
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
     private static final VarHandle ACTIVE_TOKENS;
-    private static final VarHandle ACTIVE_RAW;
-    private static final VarHandle ACTIVE_OPEN;
+    private static final VarHandle ACTIVE_BLOCKS;
 
     static {
         try {
@@ -71,8 +70,7 @@ final class RankLedger {
             HEAD = lookup.findVarHandle(RankLedger.class, "head", long.class);
             TAIL = lookup.findVarHandle(RankLedger.class, "tail", long.class);
             ACTIVE_TOKENS = lookup.findVarHandle(RankLedger.class, "activeTokens", long.class);
-            ACTIVE_RAW = lookup.findVarHandle(RankLedger.class, "activeRaw", long.class);
-            ACTIVE_OPEN = lookup.findVarHandle(RankLedger.class, "activeOpen", int.class);
+            ACTIVE_BLOCKS = lookup.findVarHandle(RankLedger.class, "activeBlocks", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -91,22 +89,18 @@ final class RankLedger {
     @SuppressWarnings("FieldMayBeFinal") // written through TAIL
     private volatile long tail;
 
-    // The rank's active-sequence counters (RankSequences has the rules). They live here, beside the fields a
-    // pick reads anyway, so scoring a candidate touches no other object for them.
+    // The two active-sequence counters a pick reads (RankSequences has the rules and the rest). They live here,
+    // beside the fields a pick reads anyway, so scoring a candidate touches no other object for them; the object
+    // stays small (48 bytes) because every pick reads one per candidate.
     /** Uncached prompt tokens of the sequences that prefill here and have not produced their first token. */
     @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_TOKENS
     private volatile long activeTokens;
-    /** Blocks counted one per block: requests without hashes, and hashed ones until the drainer admits them. */
-    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_RAW
-    private volatile long activeRaw;
-    /** Distinct block hashes held by admitted sequences (drainer-written). */
-    private volatile long activeShared;
-    /** Sequences holding anything here. */
-    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_OPEN
-    private volatile int activeOpen;
-
-    /** The prompts this router's sequences are prefilling here (read by the KV-aware pick, see its class). */
-    final PrefillingPrefixes prefilling = new PrefillingPrefixes();
+    /**
+     * Active blocks: those counted one per block (requests without hashes, hashed ones until the drainer admits
+     * them) plus the distinct hashes of admitted sequences, which the drainer adds as it deduplicates.
+     */
+    @SuppressWarnings("FieldMayBeFinal") // written through ACTIVE_BLOCKS
+    private volatile long activeBlocks;
 
     /** Active uncached prompt tokens (this router's own prefill backlog on the rank). */
     long activePrefillTokens() {
@@ -115,28 +109,15 @@ final class RankLedger {
 
     /** Active blocks, shared prefixes counted once among the admitted sequences. */
     long activeBlocks() {
-        return LoadCosts.add(activeRaw, activeShared);
-    }
-
-    int activeSequences() {
-        return activeOpen;
+        return activeBlocks;
     }
 
     void addActiveTokens(long delta) {
         ACTIVE_TOKENS.getAndAdd(this, delta);
     }
 
-    void addActiveRaw(long delta) {
-        ACTIVE_RAW.getAndAdd(this, delta);
-    }
-
-    void addActiveOpen(int delta) {
-        ACTIVE_OPEN.getAndAdd(this, delta);
-    }
-
-    /** The drainer only (one thread at a time). */
-    void addActiveShared(long delta) {
-        activeShared = activeShared + delta;
+    void addActiveBlocks(long delta) {
+        ACTIVE_BLOCKS.getAndAdd(this, delta);
     }
 
     private long[] ring() {

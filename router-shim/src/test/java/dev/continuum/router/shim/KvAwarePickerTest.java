@@ -456,4 +456,21 @@ class KvAwarePickerTest {
         }
         return (threads.getThreadAllocatedBytes(id) - before) / n;
     }
+
+    /** A thread's scratch answers only its current prompt's hashes and, after the pick, holds no prompt at all. */
+    @Test
+    void theScratchForgetsAPromptsResolvedHashes() {
+        KvAwarePicker.KvScratch kv = new KvAwarePicker.KvScratch();
+        PromptBlocks first = prompt(64);
+        PromptBlocks second = prompt(32);
+        kv.prompt(first);
+        assertThat(kv.hashes(BS)).isSameAs(first.blockHashes().get(0));
+        kv.prompt(second);
+        assertThat(kv.hashes(BS)).isSameAs(second.blockHashes().get(0));
+        kv.release();
+        assertThat(kv.prompt).isNull();
+        assertThat(kv.resolvedCount).isZero();
+        assertThat(kv.resolved).containsOnlyNulls();
+        assertThat(kv.hashes(BS)).as("no prompt, no hashes").isNull();
+    }
 }

@@ -36,26 +36,22 @@ class PrefillingPrefixesTest {
     }
 
     @Test
-    void oneScanAnswersTheSharedBlocksAndTheSharedTokensFromDifferentPrefills() {
+    void theSharedBlocksAndTheSharedTokensMayComeFromDifferentPrefills() {
         PrefillingPrefixes p = new PrefillingPrefixes();
         p.started(prompt(20, 12, 1), 2 * BS); // shares 12 blocks, but only 2 blocks' tokens are left to compute
         p.started(prompt(10, 6, 2), 10 * BS); // shares 6 blocks, all of them still computed
         BlockHashes request = prompt(14, 12, 3);
-        long shared = p.shared(request, 8);
-        assertThat(PrefillingPrefixes.blocksOf(shared)).as("the longest shared prefix, whatever the depth held")
-                .isEqualTo(12);
-        assertThat(PrefillingPrefixes.tokensOf(shared)).as("the most tokens one prefill computes for the request")
+        assertThat(p.sharedBlocks(request)).as("the longest shared prefix, whatever the depth held").isEqualTo(12);
+        assertThat(p.sharedTokens(request, 8)).as("the most tokens one prefill computes for the request")
                 .isEqualTo(6 * BS);
-        assertThat(p.shared(request, 8)).isEqualTo(shared);
-        assertThat(PrefillingPrefixes.tokensOf(p.shared(request, 0))).isZero();
-        assertThat(PrefillingPrefixes.blocksOf(p.shared(request, 0))).isEqualTo(12);
+        assertThat(p.sharedTokens(request, 0)).isZero();
         long before = allocated();
         long sum = 0;
         for (int i = 0; i < 10_000; i++) {
-            sum += p.shared(request, 8);
+            sum += p.sharedTokens(request, 8) + p.sharedBlocks(request);
         }
         assertThat(allocated() - before).as("no allocation").isLessThan(1024);
-        assertThat(sum).isEqualTo(10_000 * shared);
+        assertThat(sum).isEqualTo(10_000L * (6 * BS + 12));
     }
 
     private static long allocated() {

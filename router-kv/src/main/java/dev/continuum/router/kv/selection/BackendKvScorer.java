@@ -5,6 +5,8 @@ import dev.continuum.router.proxy.BackendChooser;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Scores a request's available candidates by the prefix each holds against its load, as the KV-aware picker scores
@@ -41,6 +43,12 @@ public final class BackendKvScorer {
      * by plain reads and writes from any event loop: a lost update only delays the average.
      */
     private final AtomicLongArray uncachedPerRequest = new AtomicLongArray(BackendKvIndex.MAX_SLOTS);
+    /**
+     * Per index slot, the backend its average belongs to: the index gives a departed backend's slot to the next one,
+     * whose requests must not inherit the old average (a name that differs reads as no average, and the next
+     * update starts the slot's average afresh).
+     */
+    private final AtomicReferenceArray<@Nullable String> averageOf = new AtomicReferenceArray<>(BackendKvIndex.MAX_SLOTS);
 
     public BackendKvScorer(BackendKvIndex index) {
         this.index = index;
@@ -72,7 +80,7 @@ public final class BackendKvScorer {
             BackendChooser.Candidate c = available.get(i);
             int slot = index.slot(c.name());
             int cached = slot < 0 ? 0 : depths[slot];
-            double perRequest = slot < 0 ? unit : Double.longBitsToDouble(uncachedPerRequest.get(slot));
+            double perRequest = slot < 0 ? unit : average(slot, c.name());
             double load = c.inFlight() == 0 ? 0 : c.inFlight() * (Double.isNaN(perRequest) ? unit : perRequest);
             double cost = prefillScale * Math.max(0, blocks - overlapCredit * cached) + load;
             if (cost < bestCost || (cost == bestCost && cached > bestCached)) {
@@ -83,11 +91,20 @@ public final class BackendKvScorer {
             }
         }
         if (bestSlot >= 0) {
-            double before = Double.longBitsToDouble(uncachedPerRequest.get(bestSlot));
+            String owner = available.get(best).name();
+            double before = average(bestSlot, owner);
             double sample = blocks - bestCached;
             uncachedPerRequest.set(bestSlot, Double.doubleToRawLongBits(Double.isNaN(before) ? sample
                     : before + NEW_REQUEST_WEIGHT * (sample - before)));
+            if (Double.isNaN(before)) {
+                averageOf.set(bestSlot, owner); // after the value: the slot's new backend never reads the old one's
+            }
         }
         return ((long) bestCached << 32) | best;
+    }
+
+    /** The slot's average of uncached blocks per request, or NaN when it has none for {@code backend}. */
+    private double average(int slot, String backend) {
+        return backend.equals(averageOf.get(slot)) ? Double.longBitsToDouble(uncachedPerRequest.get(slot)) : Double.NaN;
     }
 }

@@ -71,4 +71,22 @@ class BackendKvScorerTest {
         // No average yet: 2 + 1 x 10 = 12 against 10 on a candidate without a source.
         assertThat(choose(new Candidate("plain", 0), new Candidate("holder", 1))).isEqualTo(0);
     }
+
+    /** The index gives a departed backend's slot to the next one: the newcomer starts without the old average. */
+    @Test
+    void aBackendTakingAFreedSlotDoesNotInheritItsAverage() {
+        index.store("holder", Arrays.copyOf(PROMPT, 8), 1000);
+        for (int i = 0; i < 3; i++) {
+            assertThat(choose(new Candidate("plain", 0), new Candidate("holder", 0))).isEqualTo(1); // average 2
+        }
+        int slot = index.slot("holder");
+        index.clear("holder");
+        index.store("newcomer", Arrays.copyOf(PROMPT, 8), 1000);
+        assertThat(index.slot("newcomer")).as("the freed slot").isEqualTo(slot);
+        // The holder's average would make it 2 + 1 x 2 = 4 against 10; without one it is 2 + 1 x 10 = 12.
+        assertThat(choose(new Candidate("plain", 0), new Candidate("newcomer", 1))).isEqualTo(0);
+        // Its own first request starts its average: 2 uncached blocks, so one in flight is 4 against 10 again.
+        assertThat(choose(new Candidate("plain", 0), new Candidate("newcomer", 0))).isEqualTo(1);
+        assertThat(choose(new Candidate("plain", 0), new Candidate("newcomer", 1))).isEqualTo(1);
+    }
 }
