@@ -193,6 +193,7 @@ final class SegmentedTokenizer implements PromptTokenizer {
         IntList missing = new IntList(8);
         int hits = 0;
         int due = 0;
+        long missingChars = 0;
         long cachedTokens = 0;
         for (int i = 0; i < n; i++) {
             if (starts.get(i) == ends.get(i)) {
@@ -207,14 +208,16 @@ final class SegmentedTokenizer implements PromptTokenizer {
                 cachedTokens += hit.length;
             } else {
                 missing.add(i);
+                missingChars += ends.get(i) - starts.get(i);
                 admit[i] = sightings.sawBefore(keys[i]) || room;
                 due += admit[i] ? 1 : 0;
             }
         }
         stats.segments(hits, missing.size());
-        if (hits == 0 && due == 0) {
-            // Nothing of it seen before and a full cache (a stream of unique prompts): one native call over the text
-            // as given, exactly as with the cache off. Its pieces are only noted; they are cached if they come again.
+        if (due == 0 && 2 * missingChars >= text.length()) {
+            // Mostly new, nothing to admit and a full cache (a stream of unique prompts, whose only hits are the
+            // newlines between turns): one native call over the text as given, exactly as with the cache off. Its
+            // pieces are only noted; they are cached if they come again.
             int[] all = whole.encode(text, maxTokens);
             stats.tokens(0, all.length);
             return all;
