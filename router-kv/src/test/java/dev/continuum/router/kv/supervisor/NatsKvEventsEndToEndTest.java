@@ -325,7 +325,10 @@ class NatsKvEventsEndToEndTest {
             NatsConnection first = connection(settings);
             Side before = Side.create(ChannelDialer.DEFAULT.withNats(first));
             AutoCloseable following = before.start(natsChannels);
-            await().atMost(Duration.ofSeconds(30)).until(() -> before.events() >= half);
+            // 60 s, and the count in the failure: this wait timed out twice on 2026-12-07 (in 4 runs), cause not
+            // found yet; a slow first delivery should not fail the suite, a stuck one should say how far it got.
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(before.events())
+                    .as("events read from the stream by the first run, of %d", half).isGreaterThanOrEqualTo(half));
             following.close();
             before.stop();
             first.stop().join();
