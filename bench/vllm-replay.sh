@@ -24,7 +24,7 @@
 #
 # Knobs (environment), as bench/kv-replay.sh's: MODES, REQUESTS, SPEEDUP (10), UTILISATION (0.7), WORKERS (8),
 #   KV_BLOCKS (16384 blocks of 16 tokens per server), MAX_PROMPT_TOKENS (100000), TOKENIZER_DIR, ROUTER_JAVA_OPTS,
-#   SIM_JAVA_OPTS, OUT; and KV_FALLBACK (RoundRobin: the kv-aware router's selection_strategy, which picks the
+#   SIM_JAVA_OPTS, SIM_TOKENS, SIM_TOKEN_CACHE, OUT; and KV_FALLBACK (RoundRobin: the kv-aware router's selection_strategy, which picks the
 #   requests the index declines), BENCH_PORT_BASE (48300: the router on +2, the servers from +10 on).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -107,7 +107,7 @@ for mode in $MODES; do
   esac
   if $routed; then args+=(--router "http://127.0.0.1:$router_port" --admin-token replay); fi
   # shellcheck disable=SC2086
-  start "replay-$mode" java $SIM_JAVA_OPTS -D$SIM_CHUNK_CACHE -jar "$SIM_JAR" replay --fleet vllm --trace "$trace" \
+  start "replay-$mode" java $SIM_JAVA_OPTS $SIM_TOKEN_OPTS -jar "$SIM_JAR" replay --fleet vllm --trace "$trace" \
     --tokenizer "$tokenizer" --tokenizer-config "$tokenizer_config" --root "$work/$mode" \
     --frontend-port "$server_port" --workers "$WORKERS" --requests "$REQUESTS" --speedup "$SPEEDUP" \
     --utilisation "$UTILISATION" --kv-blocks "$KV_BLOCKS" --max-prompt-tokens "$MAX_PROMPT_TOKENS" \

@@ -21,7 +21,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
-import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -227,7 +226,7 @@ public final class KvReplay {
 
             // The oracle needs each prompt's tokens at its send time: tokenized ahead, off the replay's clock.
             IntFunction<String> bodies = bodies(a, trace, text);
-            int[][] oracleTokens = oracleTokens(a, trace, bodies, serving.tokenizer());
+            int[][] oracleTokens = tokensAhead(a, trace, bodies, serving.tokenizer());
             TraceSender.Outcome o = TraceSender.replay(trace, a.speedup(), client, bodies, (i, request) -> {
                 if (a.mode().viaRouter) {
                     request.uri(Objects.requireNonNull(a.router()).resolve("/v1/chat/completions"));
@@ -246,6 +245,7 @@ public final class KvReplay {
                 request.uri(URI.create(fleet.frontendUrl() + "/v1/chat/completions"))
                         .header("x-dynamo-worker-instance-id", Long.toUnsignedString(pick.instanceId()));
             });
+            printAhead(serving.tokenizer(), log);
             long routerAvoidable = a.mode().viaRouter ? routerAvoidable(a, client, log) : -1;
             if (a.mode().viaRouter) {
                 // Request by request: the router forwards each record's id upstream, the simulator kept its count by it.
@@ -273,13 +273,26 @@ public final class KvReplay {
                 trace.requests().get(i).outputLength(), a.stream());
     }
 
-    /** Each prompt's token IDs for the oracle modes (none otherwise), tokenized in parallel ahead of the replay. */
-    static int[][] oracleTokens(Args a, MooncakeTrace trace, IntFunction<String> bodies, SimTokenizer tokenizer) {
-        if (a.mode() != Mode.ORACLE && a.mode() != Mode.ORACLE_TTFT) {
+    /**
+     * Each prompt's token IDs, tokenized in parallel ahead of the replay, off its clock: for the oracle modes (they
+     * read them at send time), and for every mode when the fleet is to serve from them
+     * ({@link SimTokenizer#aheadRequested}); none otherwise.
+     */
+    static int[][] tokensAhead(Args a, MooncakeTrace trace, IntFunction<String> bodies, SimTokenizer tokenizer) {
+        boolean serve = SimTokenizer.aheadRequested();
+        if (a.mode() != Mode.ORACLE && a.mode() != Mode.ORACLE_TTFT && !serve) {
             return new int[0][];
         }
-        return IntStream.range(0, trace.requests().size()).parallel()
-                .mapToObj(i -> tokenizer.promptTokens(bodies.apply(i))).toArray(int[][]::new);
+        return tokenizer.tokenizeAhead(trace.requests().size(), bodies, serve);
+    }
+
+    /** What the fleet served from the IDs tokenized ahead, when it did. */
+    static void printAhead(SimTokenizer tokenizer, PrintStream log) {
+        if (SimTokenizer.aheadRequested()) {
+            long[] c = tokenizer.aheadCounts();
+            log.printf(Locale.ROOT, "simulator: %d prompts served with IDs tokenized before the replay, %d tokenized "
+                    + "while served%n", c[0], c[1]);
+        }
     }
 
     /**

@@ -8,6 +8,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,8 +35,18 @@ final class SimTokenizer implements AutoCloseable {
     /** Set to {@code true} (a replay at a high speed-up): prompts are tokenized through {@link ChunkedEncoder}. */
     static final String CHUNK_CACHE_PROPERTY = "continuum.sim.tokenizer.chunkCache";
 
+    /**
+     * Set to {@code true} (the replays): every prompt of the trace is tokenized before the replay starts
+     * ({@link #tokenizeAhead}), so the simulated fleet serves it without tokenizing on the replay's clock.
+     */
+    static final String AHEAD_PROPERTY = "continuum.sim.tokenizer.ahead";
+
     private final HuggingFaceTokenizer tokenizer;
     private final @Nullable ChunkedEncoder chunked;
+    /** Prompts tokenized ahead, by their rendered text's fingerprint; empty unless {@link #tokenizeAhead} ran. */
+    private final Map<TextKey, int[]> ahead = new ConcurrentHashMap<>();
+    private final LongAdder servedAhead = new LongAdder();
+    private final LongAdder tokenizedServing = new LongAdder();
 
     private SimTokenizer(HuggingFaceTokenizer tokenizer, boolean chunkCache) {
         this.tokenizer = tokenizer;
@@ -61,9 +75,68 @@ final class SimTokenizer implements AutoCloseable {
         }
     }
 
-    /** The prompt's token IDs; throws {@link IllegalArgumentException} for a body that is not a chat request. */
+    /**
+     * The prompt's token IDs (shared when tokenized ahead: never modify them); throws
+     * {@link IllegalArgumentException} for a body that is not a chat request.
+     */
     int[] promptTokens(String body) {
-        return encode(render(body));
+        String text = render(body);
+        if (!ahead.isEmpty()) {
+            int[] known = ahead.get(TextKey.of(text));
+            if (known != null) {
+                servedAhead.increment();
+                return known;
+            }
+            tokenizedServing.increment();
+        }
+        return encode(text);
+    }
+
+    /** Whether the replays tokenize their prompts ahead ({@value #AHEAD_PROPERTY}). */
+    static boolean aheadRequested() {
+        return Boolean.getBoolean(AHEAD_PROPERTY);
+    }
+
+    /**
+     * Tokenizes the {@code count} bodies in parallel and keeps their IDs, so that serving them later costs a render
+     * and a lookup. A replay does this before its clock starts: on a machine the router under test shares with
+     * the simulated fleet, the fleet's own tokenizing would otherwise take the cores a real fleet's hosts would
+     * spend, and delay its KV events by the time it takes. A body that differs from every one given here (the
+     * router rewrote it) is tokenized when served, and counted. With {@code keep} false only the IDs are returned
+     * (the oracles read them) and serving tokenizes as before.
+     */
+    int[][] tokenizeAhead(int count, IntFunction<String> bodies, boolean keep) {
+        return IntStream.range(0, count).parallel().mapToObj(i -> {
+            String text = render(bodies.apply(i));
+            int[] ids = encode(text);
+            if (keep) {
+                ahead.put(TextKey.of(text), ids);
+            }
+            return ids;
+        }).toArray(int[][]::new);
+    }
+
+    /** Prompts served with IDs tokenized ahead, and prompts tokenized while served although some were. */
+    long[] aheadCounts() {
+        return new long[] {servedAhead.sum(), tokenizedServing.sum()};
+    }
+
+    /**
+     * A rendered prompt's identity in the table of prompts tokenized ahead: its length and two independent 64-bit
+     * polynomial hashes of its characters (the replay's own texts, a few thousand of them: no adversary, and a
+     * collision would need both hashes and the length to agree).
+     */
+    record TextKey(int length, long h1, long h2) {
+        static TextKey of(String text) {
+            long h1 = 0x9E3779B97F4A7C15L;
+            long h2 = 0xC2B2AE3D27D4EB4FL;
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                h1 = (h1 ^ c) * 0x100000001B3L;
+                h2 = h2 * 0xD6E8FEB86659FD93L + c;
+            }
+            return new TextKey(text.length(), h1, h2 ^ (h2 >>> 29));
+        }
     }
 
     int[] encode(String text) {

@@ -78,7 +78,7 @@ final class VllmReplay {
             log.printf(Locale.ROOT, "replaying %d requests (%.0f s of trace) %.1fx faster on %d vLLM servers, %s%n",
                     trace.requests().size(), trace.durationMs() / 1000.0, a.speedup(), servers.size(), a.rowLabel());
             IntFunction<String> bodies = KvReplay.bodies(a, trace, TraceText.forTokenizer(tokenizer));
-            int[][] oracleTokens = KvReplay.oracleTokens(a, trace, bodies, tokenizer);
+            int[][] oracleTokens = KvReplay.tokensAhead(a, trace, bodies, tokenizer);
             Shadow[] shadows = new Shadow[servers.size()];
             for (int s = 0; s < shadows.length; s++) {
                 shadows[s] = new Shadow(new PrefixCache(a.kvBlocks()), new PrefillQueue(Duration.ZERO,
@@ -100,6 +100,7 @@ final class VllmReplay {
                 lagTotal += lag[1];
             }
             long served = servers.stream().mapToLong(SimVllmServer::requests).sum();
+            KvReplay.printAhead(tokenizer, log);
             log.printf(Locale.ROOT, "servers' serving lag (arrival to served: tokenizing; KV events trail arrivals by "
                     + "it): mean %.0f ms, longest %.0f ms (wall)%n", lagTotal / 1e6 / Math.max(1, served), lagMax / 1e6);
             return result(a, servers, baseline, o, perTokenNanos);

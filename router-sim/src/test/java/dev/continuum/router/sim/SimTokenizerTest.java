@@ -85,6 +85,29 @@ class SimTokenizerTest {
     }
 
     @Test
+    void promptsTokenizedAheadAreServedFromThoseIdsAndOthersAreTokenizedWhenServed() {
+        try (SimTokenizer ahead = SimTokenizer.load(models().resolve("tokenizer.json"))) {
+            int[][] ids = ahead.tokenizeAhead(2, BODIES::get, true);
+            assertThat(ids[0]).isEqualTo(tokenizer.promptTokens(BODIES.get(0)));
+            assertThat(ids[1]).isEqualTo(tokenizer.promptTokens(BODIES.get(1)));
+            // The same rendered text from a body written differently (spacing, key order) is found too.
+            assertThat(ahead.promptTokens("{ \"messages\": [ {\"content\": \"hi\", \"role\": \"user\"} ], \"model\": \"m\" }"))
+                    .isSameAs(ids[0]);
+            assertThat(ahead.promptTokens(BODIES.get(2))).isEqualTo(tokenizer.promptTokens(BODIES.get(2)));
+            assertThat(ahead.aheadCounts()).containsExactly(1, 1);
+        }
+    }
+
+    @Test
+    void withoutKeepingTheIdsServingTokenizesAsBefore() {
+        try (SimTokenizer oracleOnly = SimTokenizer.load(models().resolve("tokenizer.json"))) {
+            int[][] ids = oracleOnly.tokenizeAhead(1, BODIES::get, false);
+            assertThat(oracleOnly.promptTokens(BODIES.get(0))).isEqualTo(ids[0]).isNotSameAs(ids[0]);
+            assertThat(oracleOnly.aheadCounts()).containsExactly(0, 0);
+        }
+    }
+
+    @Test
     void aBodyThatIsNotAChatRequestIsRefused() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> tokenizer.promptTokens("{\"prompt\":\"x\"}"))
                 .isInstanceOf(IllegalArgumentException.class);
