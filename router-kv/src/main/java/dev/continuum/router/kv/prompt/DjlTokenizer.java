@@ -53,6 +53,7 @@ final class DjlTokenizer implements PromptTokenizer {
 
     @Override
     public int[] encode(String text, int maxTokens) {
+        RenderPool.beforeTokenizing(text.length()); // long new text moves the job to the pool's heavy lane
         long encoding = TokenizersLibrary.LIB.encode(tokenizer.getHandle(), text, false);
         long[] ids;
         try {

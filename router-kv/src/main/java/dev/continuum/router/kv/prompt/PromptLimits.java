@@ -7,7 +7,8 @@ import java.time.Duration;
  * text, tokens) gives {@link PromptEncoding.Reason#PROMPT_TOO_LARGE}; running out of permits, deadline or a
  * render budget (nodes, heap) gives {@link PromptEncoding.Reason#RENDER_UNAVAILABLE}.
  *
- * @param renderPermits     renders (and tokenizations) running at once
+ * @param renderPermits     renders (and tokenizations) running at once in each of the render pool's two lanes
+ *                          (light, and heavy: a job about to tokenize long new text; {@code RenderPool})
  * @param permitWait        how long a request may wait for a render permit, queueing included
  * @param deadline          from {@code encode} to its token IDs; a render still running then is interrupted
  * @param renderBudget      template nodes one render may evaluate (the stand-in for an instruction budget)

@@ -16,17 +16,24 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where renders and tokenizations run: never on the caller's thread, at most {@code renderPermits} at once,
- * each within its deadline.
+ * Where renders and tokenizations run: never on the caller's thread, at most {@code renderPermits} light jobs and
+ * {@code renderPermits} heavy ones at once, each within its deadline.
  *
- * <p>The caller hands a job to the workers through a lock-free queue, at most {@code 4 x renderPermits} jobs
+ * <p>The caller hands a job to the workers through a lock-free queue, at most {@code 6 x renderPermits} jobs
  * queued or running (beyond that the request falls back at once). A worker takes a free permit, or waits for
  * one for what is left of {@code permitWait} (queueing counted), then runs the job with a watchdog armed for
  * the deadline. A job past its deadline gets
  * its future completed with {@code RENDER_UNAVAILABLE}, its permit released and its thread interrupted; the
  * template engine checks the interrupt and the deadline at every node, so the thread stops at its next one.
- * There are twice as many workers as permits, so a thread still unwinding a hostile template does not take
- * capacity from the next request: permits, not threads, bound the work.
+ *
+ * <p>Two lanes: a job that is about to tokenize {@value #HEAVY_CHARS} characters or more natively (a prompt that
+ * is mostly new text: tens to hundreds of milliseconds of CPU) calls {@link #beforeTokenizing}, which moves it to
+ * a heavy permit (waiting for one at most {@code permitWait}) and gives its light permit back. So a burst of long
+ * new prompts holds at most the heavy permits, and a conversation's next turn, whose prompt is mostly cached and
+ * costs about a millisecond, is not turned away because long ones hold every permit; the operating system shares
+ * the cores between the lanes. A heavy job that finds no heavy permit in time falls back ({@code RENDER_UNAVAILABLE}).
+ * There are more workers than permits, so a thread still unwinding a hostile template does not take capacity from
+ * the next request: permits, not threads, bound the work.
  */
 final class RenderPool extends StartStopSupport {
     /** Room for jinjava's frames at the deepest macro recursion allowed, with a wide margin. */
@@ -34,7 +41,16 @@ final class RenderPool extends StartStopSupport {
 
     private final PromptLimits limits;
     private final LongSupplier nanoTime;
+    /**
+     * Characters of text to tokenize natively from which a job is heavy: at about four characters a token and half
+     * a million tokens a second per core, about 8 ms of CPU.
+     */
+    static final int HEAVY_CHARS = 16_384;
+    /** The job the current worker thread runs (for {@link #beforeTokenizing}); unset on every other thread. */
+    private static final ThreadLocal<@Nullable Job> CURRENT = new ThreadLocal<>();
+
     private final Semaphore permits;
+    private final Semaphore heavyPermits;
     /** Jobs queued or running; bounds the queue, which is unbounded itself so that offering never locks. */
     private final AtomicInteger jobs = new AtomicInteger();
     private final int maxJobs;
@@ -46,12 +62,13 @@ final class RenderPool extends StartStopSupport {
         this.limits = limits;
         this.nanoTime = nanoTime;
         this.permits = new Semaphore(limits.renderPermits());
-        this.maxJobs = 4 * limits.renderPermits();
+        this.heavyPermits = new Semaphore(limits.renderPermits());
+        this.maxJobs = 6 * limits.renderPermits();
     }
 
     @Override
     protected CompletableFuture<Void> doStart() {
-        int threads = 2 * limits.renderPermits();
+        int threads = 4 * limits.renderPermits();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS,
                 new LinkedTransferQueue<>(), r -> daemon(new Thread(null, r,
                         "kv-prompt-render-" + threadNumber.incrementAndGet(), RENDER_STACK_BYTES)));
@@ -122,12 +139,34 @@ final class RenderPool extends StartStopSupport {
         return permits.availablePermits();
     }
 
+    /** Heavy permits free now (tests). */
+    int availableHeavyPermits() {
+        return heavyPermits.availablePermits();
+    }
+
+    /**
+     * Called right before {@code chars} characters are tokenized natively. On a worker running a job, text of
+     * {@value #HEAVY_CHARS} characters or more moves the job to the heavy lane (once); elsewhere (tests, the load's
+     * probes) it does nothing.
+     *
+     * @throws TemplateFailure when no heavy permit is free within {@code permitWait}, or the job expired meanwhile
+     */
+    static void beforeTokenizing(int chars) {
+        if (chars >= HEAVY_CHARS) {
+            Job job = CURRENT.get();
+            if (job != null) {
+                job.becomeHeavy();
+            }
+        }
+    }
+
     private final class Job implements Runnable {
         private final LongFunction<PromptEncoding> work;
         private final Runnable finished;
         private final CompletableFuture<PromptEncoding> result;
         private final long startNanos;
         private final AtomicBoolean permitHeld = new AtomicBoolean();
+        private final AtomicBoolean heavyHeld = new AtomicBoolean();
         /** Guarded by this: the worker running the job, until it is done with it. */
         private @Nullable Thread runner;
 
@@ -169,15 +208,17 @@ final class RenderPool extends StartStopSupport {
                 runner = Thread.currentThread();
             }
             ScheduledFuture<?> timer = arm(deadlineNanos);
+            CURRENT.set(this);
             try {
                 result.complete(work.apply(deadlineNanos));
             } catch (RuntimeException | LinkageError | StackOverflowError e) {
                 result.complete(Fallbacks.RENDER_UNAVAILABLE);
             } finally {
+                CURRENT.remove();
                 if (timer != null) {
                     timer.cancel(false);
                 }
-                releasePermit();
+                releasePermits();
                 synchronized (this) {
                     runner = null;
                     // an expiry that raced the job's end must not interrupt the worker's next job
@@ -201,7 +242,7 @@ final class RenderPool extends StartStopSupport {
         /** The deadline passed with the job still running: answer now, free the permit, stop the thread. */
         private void expire() {
             if (result.complete(Fallbacks.RENDER_UNAVAILABLE)) {
-                releasePermit();
+                releasePermits();
                 synchronized (this) {
                     Thread t = runner;
                     if (t != null) {
@@ -211,9 +252,45 @@ final class RenderPool extends StartStopSupport {
             }
         }
 
-        private void releasePermit() {
+        /** Moves this job to the heavy lane: a heavy permit taken (waiting at most permitWait), the light one given back. */
+        void becomeHeavy() {
+            if (heavyHeld.get()) {
+                return;
+            }
+            boolean taken;
+            try {
+                taken = heavyPermits.tryAcquire()
+                        || heavyPermits.tryAcquire(limits.permitWait().toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException expired) {
+                Thread.currentThread().interrupt();
+                taken = false;
+            }
+            if (!taken) {
+                throw new TemplateFailure("no heavy render permit free in time");
+            }
+            heavyHeld.set(true);
+            if (result.isDone()) {
+                // expired while waiting: the watchdog may have released before the flag was set
+                releaseHeavy();
+                throw new TemplateFailure("render deadline passed");
+            }
+            releaseLight();
+        }
+
+        private void releasePermits() {
+            releaseLight();
+            releaseHeavy();
+        }
+
+        private void releaseLight() {
             if (permitHeld.compareAndSet(true, false)) {
                 permits.release();
+            }
+        }
+
+        private void releaseHeavy() {
+            if (heavyHeld.compareAndSet(true, false)) {
+                heavyPermits.release();
             }
         }
     }

@@ -11,7 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The render pool's admission and deadline, with jobs that block on purpose (one permit, so one job fills it). */
+/**
+ * The render pool's admission, deadline and lanes, with jobs that block on purpose (one permit a lane, so one job fills
+ * it).
+ */
 class RenderPoolTest {
     private static RenderPool pool(Duration deadline) {
         PromptLimits d = PromptLimits.defaults();
@@ -82,5 +85,75 @@ class RenderPoolTest {
         } finally {
             pool.stop().join();
         }
+    }
+
+    /** A job that announces {@code chars} of native tokenizing, then blocks until {@code hold} opens. */
+    private static java.util.function.LongFunction<PromptEncoding> tokenizing(int chars, CountDownLatch running,
+            CountDownLatch hold) {
+        return deadline -> {
+            RenderPool.beforeTokenizing(chars);
+            running.countDown();
+            try {
+                hold.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new PromptEncoding.Tokens(new int[] {chars});
+        };
+    }
+
+    @Test
+    void aHeavyJobMovesToTheHeavyLaneSoACheapJobStillFindsAPermit() throws Exception {
+        RenderPool pool = pool(Duration.ofSeconds(30));
+        try {
+            CountDownLatch hold = new CountDownLatch(1);
+            CountDownLatch heavyRunning = new CountDownLatch(1);
+            CompletableFuture<PromptEncoding> heavy = pool.submit(System.nanoTime(),
+                    tokenizing(RenderPool.HEAVY_CHARS, heavyRunning, hold), () -> { });
+            assertThat(heavyRunning.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(pool.availableHeavyPermits()).isZero();
+            assertThat(pool.availablePermits()).isEqualTo(1); // its light permit was given back
+
+            // A cheap job (a conversation's next turn, mostly cached) runs beside it.
+            PromptEncoding cheap = pool.submit(System.nanoTime(),
+                    tokenizing(RenderPool.HEAVY_CHARS - 1, new CountDownLatch(1), new CountDownLatch(0)), () -> { })
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(cheap).isInstanceOfSatisfying(PromptEncoding.Tokens.class,
+                    t -> assertThat(t.ids()).containsExactly(RenderPool.HEAVY_CHARS - 1));
+
+            // A second heavy job finds the heavy lane full for the permit wait and falls back, releasing its light permit.
+            PromptEncoding second = pool.submit(System.nanoTime(),
+                    tokenizing(2 * RenderPool.HEAVY_CHARS, new CountDownLatch(1), new CountDownLatch(0)), () -> { })
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(second).isEqualTo(Fallbacks.RENDER_UNAVAILABLE);
+            await().atMost(Duration.ofSeconds(10)).until(() -> pool.availablePermits() == 1);
+
+            hold.countDown();
+            assertThat(heavy.get(10, TimeUnit.SECONDS)).isInstanceOf(PromptEncoding.Tokens.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> pool.availableHeavyPermits() == 1);
+        } finally {
+            pool.stop().join();
+        }
+    }
+
+    @Test
+    void aHeavyJobPastItsDeadlineGivesItsHeavyPermitBack() throws Exception {
+        RenderPool pool = pool(Duration.ofMillis(300));
+        try {
+            CountDownLatch running = new CountDownLatch(1);
+            PromptEncoding stuck = pool.submit(System.nanoTime(),
+                    tokenizing(RenderPool.HEAVY_CHARS, running, new CountDownLatch(1)), () -> { })
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(stuck).isEqualTo(Fallbacks.RENDER_UNAVAILABLE);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> pool.availableHeavyPermits() == 1 && pool.availablePermits() == 1);
+        } finally {
+            pool.stop().join();
+        }
+    }
+
+    @Test
+    void outsideThePoolAnnouncingHeavyWorkDoesNothing() {
+        RenderPool.beforeTokenizing(Integer.MAX_VALUE); // the load's probes, tests: no job, no lane
     }
 }
