@@ -197,6 +197,10 @@ panel("KV prompts by result",
 panel("KV prompt fallbacks by reason",
       [("sum by (reason) (rate(continuum_dynamo_kv_prompt_failures_total%s[$__rate_interval]))" % SEL, "{{reason}}")],
       "reqps")
+panel("KV render pool turned away, by lane",
+      [("sum by (lane) (rate(continuum_dynamo_kv_render_pool_busy_total%s[$__rate_interval]))" % SEL, "{{lane}}")],
+      "reqps", description="light: even cheap prompts found no render permit (the pool is short of cores); "
+                           "heavy: a long new prompt found no heavy permit (bursts of long new text).")
 panel("KV prompt render and tokenize time",
       [("histogram_quantile(0.99, sum by (le) (rate(continuum_dynamo_kv_prompt_render_seconds_bucket%s[$__rate_interval])))"
         % SEL, "p99 render"),

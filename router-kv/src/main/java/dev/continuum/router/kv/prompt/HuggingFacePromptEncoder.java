@@ -81,7 +81,7 @@ public final class HuggingFacePromptEncoder extends StartStopSupport implements 
         this.engine = new TemplateEngine(limits);
         DjlTokenizer.configureNative(nativeCacheDir);
         this.models = new ModelCache(limits, this::load, nanoTime, this::countLoad);
-        this.pool = new RenderPool(limits, nanoTime);
+        this.pool = new RenderPool(limits, nanoTime, registry);
         this.cacheMetrics = new PromptCacheMetrics(registry);
         this.segments = new SegmentCache(DEFAULT_SEGMENT_CACHE_BYTES, cacheMetrics);
         cacheMetrics.watch(registry, segments);

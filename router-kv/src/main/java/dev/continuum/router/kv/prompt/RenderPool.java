@@ -1,6 +1,9 @@
 package dev.continuum.router.kv.prompt;
 
 import dev.continuum.router.core.lifecycle.StartStopSupport;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -49,8 +52,13 @@ final class RenderPool extends StartStopSupport {
     /** The job the current worker thread runs (for {@link #beforeTokenizing}); unset on every other thread. */
     private static final ThreadLocal<@Nullable Job> CURRENT = new ThreadLocal<>();
 
+    /** {@code continuum_dynamo_kv_render_pool_busy_total{lane}}: encodes turned away for want of a permit. */
+    static final String BUSY = "continuum.dynamo.kv.render.pool.busy";
+
     private final Semaphore permits;
     private final Semaphore heavyPermits;
+    private final Counter lightBusy;
+    private final Counter heavyBusy;
     /** Jobs queued or running; bounds the queue, which is unbounded itself so that offering never locks. */
     private final AtomicInteger jobs = new AtomicInteger();
     private final int maxJobs;
@@ -59,6 +67,12 @@ final class RenderPool extends StartStopSupport {
     private volatile @Nullable ScheduledThreadPoolExecutor watchdog;
 
     RenderPool(PromptLimits limits, LongSupplier nanoTime) {
+        this(limits, nanoTime, new SimpleMeterRegistry());
+    }
+
+    RenderPool(PromptLimits limits, LongSupplier nanoTime, MeterRegistry registry) {
+        this.lightBusy = busy(registry, "light");
+        this.heavyBusy = busy(registry, "heavy");
         this.limits = limits;
         this.nanoTime = nanoTime;
         this.permits = new Semaphore(limits.renderPermits());
@@ -79,6 +93,13 @@ final class RenderPool extends StartStopSupport {
         workers = pool;
         watchdog = timer;
         return CompletableFuture.completedFuture(null);
+    }
+
+    private static Counter busy(MeterRegistry registry, String lane) {
+        return Counter.builder(BUSY).tag("lane", lane)
+                .description("Prompt encodes turned away for want of a render permit, by lane (light: the queue or "
+                        + "the permits every job starts with; heavy: the permits of jobs tokenizing long new text)")
+                .register(registry);
     }
 
     private static Thread daemon(Thread t) {
@@ -117,6 +138,7 @@ final class RenderPool extends StartStopSupport {
         }
         if (jobs.incrementAndGet() > maxJobs) {
             jobs.decrementAndGet();
+            lightBusy.increment();
             finished.run();
             result.complete(Fallbacks.RENDER_UNAVAILABLE);
             return result;
@@ -196,6 +218,7 @@ final class RenderPool extends StartStopSupport {
                 // the deadline itself has passed.
                 if (now - deadlineNanos >= 0 || (!permits.tryAcquire()
                         && (waitLeft <= 0 || !permits.tryAcquire(waitLeft, TimeUnit.NANOSECONDS)))) {
+                    lightBusy.increment();
                     result.complete(Fallbacks.RENDER_UNAVAILABLE);
                     return;
                 }
@@ -266,6 +289,7 @@ final class RenderPool extends StartStopSupport {
                 taken = false;
             }
             if (!taken) {
+                heavyBusy.increment();
                 throw new TemplateFailure("no heavy render permit free in time");
             }
             heavyHeld.set(true);
