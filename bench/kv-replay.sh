@@ -141,7 +141,7 @@ for mode in $MODES; do
     --out "$table.rows" "${router_args[@]}" | tee "$work/$mode/replay.log" >&2
   if [ -n "${PID[router-$mode]:-}" ]; then
     # The router's own account of its KV step (fallbacks by reason, tokens from the prompt caches), at its end.
-    curl -s "http://127.0.0.1:$router_port/metrics" | grep -E "^continuum_dynamo_kv_(selection_total|prompt_tokens_total|segment_cache_lookups_total|render_cache_lookups_total)" \
+    curl -s "http://127.0.0.1:$router_port/metrics" | grep -E "^continuum_dynamo_kv_(selection_total|prompt_tokens_total|segment_cache_lookups_total|render_cache_lookups_total|render_pool_busy_total)" \
       | sed "s/^/$mode: router: /" | tee -a "$work/$mode/replay.log" >&2 || true
     kill "${PID[router-$mode]}" 2>/dev/null || true
     wait "${PID[router-$mode]}" 2>/dev/null || true

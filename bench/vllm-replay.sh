@@ -126,8 +126,9 @@ for mode in $MODES; do
   wait "${PID[replay-$mode]}" || status=$?
   cat "$work/replay-$mode.log" >&2
   if [ "$mode" = kv-aware ] && [ $status -eq 0 ]; then
-    # Every request counted once, by result: cached or uncached when the index chose, else the fallback's reason.
-    curl -s "http://127.0.0.1:$router_port/metrics" | grep '^continuum_kv_cache_index_selections_total{' \
+    # Every request counted once, by result (cached or uncached when the index chose, else the fallback's reason); the
+    # render pool's turn-aways by lane and the prompt tokens by source (the prompt caches, or encoded).
+    curl -s "http://127.0.0.1:$router_port/metrics" | grep -E '^(continuum_kv_cache_index_selections_total|continuum_dynamo_kv_render_pool_busy_total|continuum_dynamo_kv_prompt_tokens_total)\{' \
       | sed 's/^/kv-aware: /' | tee -a "$work/selections.txt" >&2
   fi
   if [ -n "${PID[router-$mode]:-}" ]; then
