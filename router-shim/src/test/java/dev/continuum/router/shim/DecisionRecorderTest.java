@@ -287,4 +287,56 @@ class DecisionRecorderTest {
         assertThat(recorder.commit(armed, new PickRequest(MODEL, Set.of(NS), 64, PROMPT), sel)).isEqualTo(-1);
         assertThat(log.totals().recorded()).isZero();
     }
+
+    /**
+     * Once the ring has gone round, a recorded pick allocates exactly what an unrecorded one does: the record is
+     * copied into a slot the ring reuses, and the immutable record is built only when a reader asks.
+     */
+    @Test
+    void onceTheRingWentRoundRecordingAllocatesNothing() {
+        settings.set(new DecisionSettings(true, 16, 64 * 1024));
+        List<DynamoWorker> workers = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            workers.add(worker(NS, 100 + i, DECODE));
+            workers.add(worker(NS, 200 + i, PREFILL));
+        }
+        DynamoSnapshot s = fed(workers);
+        for (int i = 0; i < 8; i++) {
+            load.sample(id(100 + i), 0, 10L * i, null);
+            load.sample(id(200 + i), 0, null, 100L * (8 - i));
+        }
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), 1_000);
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long thread = Thread.currentThread().getId();
+        for (int i = 0; i < 2_000; i++) { // warm both paths and fill every slot of the ring
+            recorded(s, request);
+            loadPicker.pick(s, request).dispatch().ended();
+        }
+        int n = 1_000;
+        long before = threads.getThreadAllocatedBytes(thread);
+        for (int i = 0; i < n; i++) {
+            loadPicker.pick(s, request).dispatch().ended();
+        }
+        long plain = threads.getThreadAllocatedBytes(thread) - before;
+        before = threads.getThreadAllocatedBytes(thread);
+        long last = -1;
+        for (int i = 0; i < n; i++) {
+            last = recorded(s, request);
+        }
+        long withRecords = threads.getThreadAllocatedBytes(thread) - before;
+        assertThat(withRecords / n).isEqualTo(plain / n);
+        DecisionRecord r = log.get(last);
+        assertThat(r).isNotNull();
+        assertThat(r.phases()).extracting(PhaseTerms::phase).containsExactly("decode_load", "prefill_load");
+        assertThat(r.phases().get(0).candidates()).hasSize(8);
+        assertThat(log.totals().recorded()).isEqualTo(2_000 + n);
+    }
+
+    private long recorded(DynamoSnapshot s, PickRequest request) {
+        DecisionSettings armed = recorder.begin();
+        Selection sel = loadPicker.pick(s, request);
+        long id = recorder.commit(armed, request, sel);
+        sel.dispatch().ended();
+        return id;
+    }
 }

@@ -8,11 +8,13 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The newest {@code capacity} records, by id: record {@code id} lives in slot {@code id % capacity} until a
- * newer one takes the slot. Writers never wait on each other (one atomic swap each) and readers never lock; a
- * reader may see a slot's newer record, and checks the id.
+ * newer one takes the slot. Each slot is a {@link RecordSlot} created by the first record that lands in it and
+ * reused in place by every later one, so a full ring keeps a fixed amount of memory and taking a record allocates
+ * nothing. Writers never wait on each other (a slot another writer is copying into is left to it) and readers
+ * never lock: they validate a slot's sequence word around their read and check the id.
  */
 final class DecisionRing {
-    private final AtomicReferenceArray<@Nullable DecisionRecord> slots;
+    private final AtomicReferenceArray<@Nullable RecordSlot> slots;
     private final int capacity;
 
     DecisionRing(int capacity) {
@@ -24,17 +26,48 @@ final class DecisionRing {
         return capacity;
     }
 
-    /** Stores {@code r} and returns the record it displaced, or null. */
-    @Nullable DecisionRecord put(DecisionRecord r) {
-        return slots.getAndSet(slot(r.id()), r);
+    /**
+     * Copies draft {@code d} into its slot; returns the estimated bytes of the record it displaced (0 for none),
+     * or -1 when the draft was not kept: another writer was copying into the slot just then (a record of the same
+     * slot a ring's length apart, so one of the two would leave the ring at once), or the slot already holds a
+     * newer record.
+     */
+    int put(RecordSlot d) {
+        int at = slot(d.id);
+        RecordSlot s = slots.get(at);
+        if (s == null) {
+            RecordSlot fresh = new RecordSlot();
+            s = slots.compareAndExchange(at, null, fresh);
+            s = s == null ? fresh : s;
+        }
+        if (!s.claim()) {
+            return -1;
+        }
+        if (s.id >= d.id) {
+            s.release();
+            return -1;
+        }
+        int displaced = s.id < 0 ? 0 : s.estimatedBytes;
+        s.copyFrom(d);
+        return displaced;
+    }
+
+    /** The slot holding record {@code id} when it was last written, or null; the caller validates its read. */
+    @Nullable RecordSlot slotOf(long id) {
+        return id < 0 ? null : slots.get(slot(id));
     }
 
     @Nullable DecisionRecord get(long id) {
-        if (id < 0) {
+        RecordSlot s = slotOf(id);
+        if (s == null) {
             return null;
         }
-        DecisionRecord r = slots.get(slot(id));
-        return r != null && r.id() == id ? r : null;
+        long v = s.readBegin();
+        if (s.id != id) {
+            return null;
+        }
+        DecisionRecord r = s.toRecord();
+        return s.readValid(v) ? r : null;
     }
 
     /**
