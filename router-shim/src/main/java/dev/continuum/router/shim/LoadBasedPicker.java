@@ -272,17 +272,21 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                         lastBlockSize = bs;
                         promptBlocks = LoadCosts.ceilDiv(est, bs);
                     }
-                    long pendingBlocks = rank.pendingBlocks(lastSample, now);
                     long active = rank.activeBlocks();
-                    long used = LoadCosts.backlog(backlog, pendingBlocks, active);
+                    // The ledger adds only dispatches still running (LoadCosts.backlog): a rank with nothing of ours
+                    // active costs its sample alone, and its ledger is read only for a record.
+                    long pendingBlocks = active != 0 || terms ? rank.pendingBlocks(lastSample, now) : 0;
+                    long used = active == 0 ? LoadCosts.magnitude(backlog)
+                            : LoadCosts.backlog(backlog, pendingBlocks, active);
                     costs[k] = LoadCosts.decode(used, 0, promptBlocks, capacity);
                     if (terms) {
                         scratch.terms(k, field, pendingBlocks, active, used);
                     }
                 } else {
-                    long pendingTokens = rank.pendingTokens(lastSample, now);
                     long active = rank.activePrefillTokens();
-                    long used = LoadCosts.backlog(backlog, pendingTokens, active);
+                    long pendingTokens = active != 0 || terms ? rank.pendingTokens(lastSample, now) : 0;
+                    long used = active == 0 ? LoadCosts.magnitude(backlog)
+                            : LoadCosts.backlog(backlog, pendingTokens, active);
                     costs[k] = LoadCosts.prefill(used, 0, capacity);
                     if (terms) {
                         scratch.terms(k, field, pendingTokens, active, used);
