@@ -4,13 +4,14 @@ import dev.continuum.router.shim.decisions.DecisionLog;
 import dev.continuum.router.shim.decisions.DecisionSettings;
 import dev.continuum.router.shim.decisions.RecordSlot;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import java.util.function.LongSupplier;
 
 /**
  * Turns the terms a pick staged ({@link DecisionStaging}) into a record in the {@link DecisionLog}, after the pick:
- * {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the same thread. The record is drafted in
- * the thread's {@link RecordSlot} and copied into a slot the ring reuses: once the ring has gone round, recording
- * allocates nothing (the immutable record is built when a reader asks).
+ * {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the same thread. The record is written in
+ * place into the ring slot its id maps to ({@link RecordSlot}), which the ring reuses: once the ring has gone round,
+ * recording allocates nothing (the immutable record is built when a reader asks).
  */
 final class DecisionRecorder {
     private final DecisionLog log;
@@ -41,15 +42,31 @@ final class DecisionRecorder {
             return -1;
         }
         st.active = false;
-        int phases = st.phases;
         KvSelectionResult result = st.result;
         KvSelectionResult fallback = request.kvFallback();
         if (fallback == null && result != null && isFallback(result)) {
             fallback = result;
         }
-        WorkerPin prefill = selection.prefill();
         long id = log.nextId();
-        RecordSlot d = st.draft;
+        RecordSlot d = log.claim(id);
+        if (d == null) {
+            return id; // its ring slot is taken by a record a ring's length apart: see DecisionLog.claim
+        }
+        boolean filled = false;
+        try {
+            fill(d, id, s, st, request, selection, result, fallback);
+            filled = true;
+        } finally {
+            log.keep(d, filled);
+        }
+        return id;
+    }
+
+    /** Writes the record of the pick staged in {@code st} into ring slot {@code d}. */
+    private void fill(RecordSlot d, long id, DecisionSettings s, DecisionStaging st, PickRequest request,
+            Selection selection, @Nullable KvSelectionResult result, @Nullable KvSelectionResult fallback) {
+        WorkerPin prefill = selection.prefill();
+        int phases = st.phases;
         d.start(id, wallMillis.getAsLong(), request.model(), selection.namespace(),
                 result == null ? "load" : result.label(), fallback == null ? null : fallback.label(),
                 selection.decodeReason().label(), selection.prefillReason().label(),
@@ -80,8 +97,6 @@ final class DecisionRecorder {
             DecisionStaging.Phase last = st.phase[phases - 1];
             log.predict(d, last.workerId[last.others], last.dpRank[last.others], last.winnerWork);
         }
-        log.add(d);
-        return id;
     }
 
     private static boolean isFallback(KvSelectionResult r) {

@@ -2,7 +2,6 @@ package dev.continuum.router.shim;
 
 import dev.continuum.router.shim.decisions.CandidateTerms;
 import dev.continuum.router.shim.decisions.DecisionSettings;
-import dev.continuum.router.shim.decisions.RecordSlot;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,8 +26,6 @@ final class DecisionStaging {
     @Nullable KvSelectionResult result;
     int phases;
     final Phase[] phase = {new Phase(), new Phase()};
-    /** The record drafted from these phases after the pick, copied into the ring's slot ({@link DecisionRecorder}). */
-    final RecordSlot draft = new RecordSlot();
 
     /**
      * One scored phase: the kept candidates' terms by slot. Slots {@code 0 .. others-1} hold the cheapest eligible

@@ -90,8 +90,8 @@ class DecisionRingTest {
     }
 
     /**
-     * Two writers and two readers on a 16-record ring: every record a reader gets is one writer's whole record, never
-     * fields of two; the readers do get records (the test would pass vacuously otherwise).
+     * Two writers (filling slots in place and copying drafts in) and two readers on a 16-record ring: every record a
+     * reader gets is one writer's whole record, never fields of two; the readers do get records (the test would pass vacuously otherwise).
      */
     @Test
     void readersRacingWritersNeverSeeAMixedRecord() throws Exception {
@@ -105,8 +105,17 @@ class DecisionRingTest {
             threads.add(new Thread(() -> {
                 RecordSlot d = new RecordSlot();
                 for (int i = 0; i < perWriter; i++) {
-                    draft(d, log.nextId(), 1 + i % 9);
-                    log.add(d);
+                    long id = log.nextId();
+                    if (i % 2 == 0) { // written in place, as the recorder does
+                        RecordSlot slot = log.claim(id);
+                        if (slot != null) {
+                            draft(slot, id, 1 + i % 9);
+                            log.keep(slot, true);
+                        }
+                    } else { // drafted apart and copied in
+                        draft(d, id, 1 + i % 9);
+                        log.add(d);
+                    }
                 }
                 writersLeft.decrementAndGet();
             }));
@@ -133,6 +142,29 @@ class DecisionRingTest {
         assertThat(read.get()).isPositive();
         // Every id was drafted once; a draft is dropped only when its slot was taken by a writer at that moment.
         assertThat(log.totals().recorded()).isLessThanOrEqualTo(2L * perWriter).isGreaterThan(perWriter);
+    }
+
+    @Test
+    void aSlotWhoseFillDidNotCompleteIsPublishedEmpty() {
+        RecordSlot d = new RecordSlot();
+        for (int i = 0; i < 16; i++) {
+            draft(d, log.nextId(), 1);
+            log.add(d);
+        }
+        long id = log.nextId(); // 16: record 0's slot
+        RecordSlot slot = log.claim(id);
+        assertThat(slot).isNotNull();
+        assertThat(log.get(0)).isNull(); // claimed: its old record reads as gone
+        assertThat(log.claim(id)).isNull(); // a second writer of the slot does not wait
+        draft(slot, id, 1);
+        log.keep(slot, false);
+        assertThat(log.get(id)).isNull();
+        assertThat(log.totals().recorded()).isEqualTo(16);
+        assertThat(log.totals().heldBytes()).isEqualTo(15L * (DecisionRecord.BASE_BYTES + 2 * RankTerms.ESTIMATED_BYTES));
+        draft(d, log.nextId(), 1); // 17, in record 1's slot
+        log.add(d);
+        assertThat(log.claim(1)).isNull(); // an older record never replaces a newer one
+        assertThat(log.get(17)).isNotNull();
     }
 
     @Test

@@ -131,14 +131,43 @@ public final class DecisionLog {
 
     /**
      * Copies the record drafted in {@code d} (its id from {@link #nextId}) into the ring, displacing the oldest when
-     * full, and counts its quality figures. Allocates nothing once the ring's slot has held a record as large.
+     * full, and counts its quality figures.
      */
     public void add(RecordSlot d) {
-        DecisionRing current = ring(settings.get());
-        int displaced = current.put(d);
-        if (displaced < 0) {
-            return; // not kept: see DecisionRing.put
+        int displaced = ring(settings.get()).put(d);
+        if (displaced >= 0) {
+            counted(d, displaced);
         }
+    }
+
+    /**
+     * The ring slot record {@code id} (from {@link #nextId}) is to be written into in place, claimed for the caller,
+     * who fills it ({@link RecordSlot#start} and on) and then hands it to {@link #keep}; null when the record is not
+     * kept (another writer holds its slot, or a newer record is there). Allocates nothing once the slot has held a
+     * record as large.
+     */
+    public @Nullable RecordSlot claim(long id) {
+        return ring(settings.get()).claim(id);
+    }
+
+    /**
+     * Publishes slot {@code s} from {@link #claim} and counts its record; {@code filled} false when the caller could
+     * not complete it (the slot is then published empty, never half-written).
+     */
+    public void keep(RecordSlot s, boolean filled) {
+        int displaced = s.displaced;
+        if (!filled) {
+            s.forget();
+        }
+        s.publish();
+        if (filled) {
+            counted(s, displaced);
+        } else {
+            heldBytes.addAndGet(-displaced);
+        }
+    }
+
+    private void counted(RecordSlot d, int displaced) {
         heldBytes.addAndGet(d.estimatedBytes - displaced);
         recorded.increment();
         LongAdder results = byResult.get(d.result); // a plain read once the label was seen: no bin lock

@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The newest {@code capacity} records, by id: record {@code id} lives in slot {@code id % capacity} until a
  * newer one takes the slot. Each slot is a {@link RecordSlot} created by the first record that lands in it and
- * reused in place by every later one, so a full ring keeps a fixed amount of memory and taking a record allocates
- * nothing. Writers never wait on each other (a slot another writer is copying into is left to it) and readers
+ * reused in place by every later one, which the recorder fills directly ({@link #claim}), so a full ring keeps a
+ * fixed amount of memory and taking a record allocates nothing. Writers never wait on each other (a slot another writer is copying into is left to it) and readers
  * never lock: they validate a slot's sequence word around their read and check the id.
  */
 final class DecisionRing {
@@ -28,12 +28,26 @@ final class DecisionRing {
 
     /**
      * Copies draft {@code d} into its slot; returns the estimated bytes of the record it displaced (0 for none),
-     * or -1 when the draft was not kept: another writer was copying into the slot just then (a record of the same
-     * slot a ring's length apart, so one of the two would leave the ring at once), or the slot already holds a
-     * newer record.
+     * or -1 when the draft was not kept (see {@link #claim}).
      */
     int put(RecordSlot d) {
-        int at = slot(d.id);
+        RecordSlot s = claim(d.id);
+        if (s == null) {
+            return -1;
+        }
+        int displaced = s.displaced;
+        s.copyFrom(d);
+        s.publish();
+        return displaced;
+    }
+
+    /**
+     * Claims the slot of record {@code id} for a writer to fill in place and {@link RecordSlot#publish}; null when
+     * the record is not kept: another writer is filling the slot just then (a record of the same slot a ring's
+     * length apart, so one of the two would leave the ring at once), or the slot already holds a newer record.
+     */
+    @Nullable RecordSlot claim(long id) {
+        int at = slot(id);
         RecordSlot s = slots.get(at);
         if (s == null) {
             RecordSlot fresh = new RecordSlot();
@@ -41,15 +55,14 @@ final class DecisionRing {
             s = s == null ? fresh : s;
         }
         if (!s.claim()) {
-            return -1;
+            return null;
         }
-        if (s.id >= d.id) {
+        if (s.id >= id) {
             s.release();
-            return -1;
+            return null;
         }
-        int displaced = s.id < 0 ? 0 : s.estimatedBytes;
-        s.copyFrom(d);
-        return displaced;
+        s.displaced = s.id < 0 ? 0 : s.estimatedBytes;
+        return s;
     }
 
     /** The slot holding record {@code id} when it was last written, or null; the caller validates its read. */
@@ -63,7 +76,7 @@ final class DecisionRing {
             return null;
         }
         long v = s.readBegin();
-        if (s.id != id) {
+        if ((v & 1) != 0 || s.id != id) {
             return null;
         }
         DecisionRecord r = s.toRecord();

@@ -6,10 +6,11 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One decision record's fields, in place: a picking thread fills its own slot as a draft ({@link #start},
- * {@link #prompt}, {@link #phase}, {@link #put}, {@link #quality}) and the {@link DecisionRing} copies the draft
- * into one of its slots, which it reuses record after record. A kept record therefore costs a bulk copy and no
- * allocation once the slot has held a record that large; a reader builds the immutable {@link DecisionRecord} when
+ * One decision record's fields, in place: the recorder fills a slot of the {@link DecisionRing} that it claimed
+ * for the record's id ({@link #start}, {@link #prompt}, {@link #phase}, {@link #put}, {@link #quality}), and the
+ * ring reuses the slot record after record (a record built elsewhere is drafted in a free-standing slot and
+ * copied in). A kept record therefore costs its stores and no allocation once the slot has held a record that
+ * large; a reader builds the immutable {@link DecisionRecord} when
  * it asks ({@link #toRecord}).
  *
  * <p><b>Readers never lock.</b> A ring slot carries a sequence word: odd while a writer copies into it, advanced
@@ -73,6 +74,8 @@ public final class RecordSlot {
     long ttftPredicted;
     long ttftDispatch;
     int estimatedBytes;
+    /** While claimed: the estimated bytes of the record this slot held before (0 for none). */
+    int displaced;
 
     /** Starts a draft: the record's header (see {@link DecisionRecord} for each field). */
     public void start(long id, long epochMillis, String model, String namespace, String result,
@@ -182,7 +185,7 @@ public final class RecordSlot {
         VERSION.setRelease(this, version - 1);
     }
 
-    /** Copies draft {@code d} into this claimed slot and releases it to readers. */
+    /** Copies draft {@code d} into this claimed slot ({@link #publish} then releases it to readers). */
     void copyFrom(RecordSlot d) {
         id = d.id;
         epochMillis = d.epochMillis;
@@ -222,8 +225,18 @@ public final class RecordSlot {
         ttftPredicted = d.ttftPredicted;
         ttftDispatch = d.ttftDispatch;
         estimatedBytes = d.estimatedBytes;
+    }
+
+    /** Releases this claimed slot, filled with its new record, to readers. */
+    void publish() {
         OBSERVED.setOpaque(this, -1L);
         VERSION.setRelease(this, version + 1);
+    }
+
+    /** Marks this claimed slot empty (a fill that did not complete), to be published as such. */
+    void forget() {
+        id = -1;
+        estimatedBytes = 0;
     }
 
     /** The slot's sequence word before a read (acquire): odd means a writer is inside. */
@@ -249,8 +262,9 @@ public final class RecordSlot {
 
     /** The immutable record of what this slot holds (validate with {@link #readValid} before using it). */
     DecisionRecord toRecord() {
-        PhaseTerms one = phases > 0 ? phaseTerms(0) : null;
-        PhaseTerms two = phases > 1 ? phaseTerms(1) : null;
+        int count = phases;
+        PhaseTerms one = count > 0 ? phaseTerms(0) : null;
+        PhaseTerms two = count > 1 ? phaseTerms(1) : null;
         List<PhaseTerms> terms = one == null ? List.of() : two == null ? List.of(one) : List.of(one, two);
         TtftModel.Basis basis = ttftBasis;
         TtftPrediction ttft = null;
@@ -268,8 +282,13 @@ public final class RecordSlot {
     }
 
     private PhaseTerms phaseTerms(int p) {
-        return PhaseTerms.owning(kind[p], new CandidateTerms(longs, doubles, first(p), size[p]), omitted[p],
-                winner[p], draw[p]);
+        // A reader may race a writer (its read is then dropped): every index is kept within the arrays it read.
+        long[] l = longs;
+        double[] d = doubles;
+        int room = Math.min(l.length / CandidateTerms.LONGS, d.length / CandidateTerms.DOUBLES);
+        int from = Math.min(Math.max(0, first(p)), room);
+        int n = Math.min(Math.max(0, size[p]), room - from);
+        return PhaseTerms.owning(kind[p], new CandidateTerms(l, d, from, n), omitted[p], winner[p], draw[p]);
     }
 
     /** Fills this draft from a record built elsewhere (tests and tools that add records by hand). */
