@@ -1,17 +1,21 @@
 package dev.continuum.router.shim;
 
+import dev.continuum.router.shim.decisions.CandidateTerms;
 import dev.continuum.router.shim.decisions.DecisionLog;
+import dev.continuum.router.shim.decisions.DecisionRecord;
 import dev.continuum.router.shim.decisions.DecisionSettings;
-import dev.continuum.router.shim.decisions.RecordSlot;
+import dev.continuum.router.shim.decisions.PhaseTerms;
+import dev.continuum.router.shim.decisions.RankTerms;
+import dev.continuum.router.shim.decisions.TtftPrediction;
+import java.util.List;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 import java.util.function.LongSupplier;
 
 /**
- * Turns the terms a pick staged ({@link DecisionStaging}) into a record in the {@link DecisionLog}, after the pick:
- * {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the same thread. The record is written in
- * place into the ring slot its id maps to ({@link RecordSlot}), which the ring reuses: once the ring has gone round,
- * recording allocates nothing (the immutable record is built when a reader asks).
+ * Turns the terms a pick staged ({@link DecisionStaging}) into an immutable {@link DecisionRecord} in the
+ * {@link DecisionLog}, after the pick: {@link #begin} before {@code picker.pick}, {@link #commit} after it, on the
+ * same thread. The only allocation is the record itself: its phases' candidate terms, packed in two exact-size
+ * primitive arrays a phase ({@link CandidateTerms}), and their immutable wrappers.
  */
 final class DecisionRecorder {
     private final DecisionLog log;
@@ -42,45 +46,16 @@ final class DecisionRecorder {
             return -1;
         }
         st.active = false;
-        KvSelectionResult result = st.result;
-        KvSelectionResult fallback = request.kvFallback();
-        if (fallback == null && result != null && isFallback(result)) {
-            fallback = result;
-        }
-        long id = log.nextId();
-        RecordSlot d = log.claim(id);
-        if (d == null) {
-            return id; // its ring slot is taken by a record a ring's length apart: see DecisionLog.claim
-        }
-        boolean filled = false;
-        try {
-            fill(d, id, s, st, request, selection, result, fallback);
-            filled = true;
-        } finally {
-            log.keep(d, filled);
-        }
-        return id;
-    }
-
-    /** Writes the record of the pick staged in {@code st} into ring slot {@code d}. */
-    private void fill(RecordSlot d, long id, DecisionSettings s, DecisionStaging st, PickRequest request,
-            Selection selection, @Nullable KvSelectionResult result, @Nullable KvSelectionResult fallback) {
-        WorkerPin prefill = selection.prefill();
         int phases = st.phases;
-        d.start(id, wallMillis.getAsLong(), request.model(), selection.namespace(),
-                result == null ? "load" : result.label(), fallback == null ? null : fallback.label(),
-                selection.decodeReason().label(), selection.prefillReason().label(),
-                selection.decode().worker().instanceId(), (int) selection.decode().dpRank(),
-                prefill == null ? -1 : prefill.worker().instanceId(), prefill == null ? -1 : (int) prefill.dpRank());
-        PromptBlocks prompt = request.prompt();
-        BlockHashes first = prompt == null || prompt.blockHashes().isEmpty() ? null : prompt.blockHashes().get(0);
-        d.prompt(request.estimatedPromptTokens(), prompt == null ? -1 : prompt.promptTokens(),
-                first == null ? -1 : first.blocks(), first == null ? -1 : first.blockSize());
         // Each phase keeps its winner and up to candidates_per_phase others, fewer if the byte share is smaller.
         int budget = Math.max(1, s.candidatesPerRecord() / Math.max(1, phases));
         int others = Math.min(s.candidatesPerPhase(), budget - 1);
-        for (int i = 0; i < phases; i++) {
-            phase(d, st.phase[i], others);
+        PhaseTerms one = phases > 0 ? phase(st.phase[0], others) : null;
+        PhaseTerms two = phases > 1 ? phase(st.phase[1], others) : null;
+        List<PhaseTerms> terms = one == null ? List.of() : two == null ? List.of(one) : List.of(one, two);
+        int bytes = DecisionRecord.BASE_BYTES;
+        for (int i = 0; i < terms.size(); i++) {
+            bytes += terms.get(i).candidates().size() * RankTerms.ESTIMATED_BYTES;
         }
         // Quality is judged on the phase that prefills: the last one the KV formula scored.
         DecisionStaging.Phase prefilling = null;
@@ -89,36 +64,59 @@ final class DecisionRecorder {
                 prefilling = st.phase[i];
             }
         }
-        if (prefilling != null) {
-            d.quality(prefilling.winnerOverlap, prefilling.bestOverlap, prefilling.avoidable);
-        }
+        int winnerOverlap = prefilling == null ? 0 : prefilling.winnerOverlap;
+        int bestOverlap = prefilling == null ? 0 : prefilling.bestOverlap;
+        long avoidable = prefilling == null ? 0 : prefilling.avoidable;
         // The time to first token is predicted for the rank that prefills: the winner of the last phase scored.
+        TtftPrediction ttft = null;
         if (phases > 0) {
             DecisionStaging.Phase last = st.phase[phases - 1];
-            log.predict(d, last.workerId[last.others], last.dpRank[last.others], last.winnerWork);
+            ttft = log.predict(last.workerId[last.others], last.dpRank[last.others], last.winnerWork);
         }
+        PromptBlocks prompt = request.prompt();
+        BlockHashes first = prompt == null || prompt.blockHashes().isEmpty() ? null : prompt.blockHashes().get(0);
+        DecisionRecord.PromptStats stats = new DecisionRecord.PromptStats(request.estimatedPromptTokens(),
+                prompt == null ? -1 : prompt.promptTokens(), first == null ? -1 : first.blocks(),
+                first == null ? -1 : first.blockSize(), -1, -1);
+        KvSelectionResult result = st.result;
+        KvSelectionResult fallback = request.kvFallback();
+        if (fallback == null && result != null && isFallback(result)) {
+            fallback = result;
+        }
+        WorkerPin prefill = selection.prefill();
+        String model = request.model();
+        if (model.length() > DecisionRecord.MAX_MODEL_CHARS) {
+            model = model.substring(0, DecisionRecord.MAX_MODEL_CHARS);
+        }
+        long id = log.nextId();
+        log.add(new DecisionRecord(id, wallMillis.getAsLong(), model, selection.namespace(),
+                result == null ? "load" : result.label(), fallback == null ? null : fallback.label(),
+                selection.decodeReason().label(), selection.prefillReason().label(),
+                selection.decode().worker().instanceId(), (int) selection.decode().dpRank(),
+                prefill == null ? -1 : prefill.worker().instanceId(), prefill == null ? -1 : (int) prefill.dpRank(),
+                stats, terms, winnerOverlap, bestOverlap, avoidable, ttft, bytes));
+        return id;
     }
 
     private static boolean isFallback(KvSelectionResult r) {
         return r != KvSelectionResult.OVERLAP && r != KvSelectionResult.NO_OVERLAP && r != KvSelectionResult.BYPASS;
     }
 
-    /** Drafts a phase: its winner and the {@code others} cheapest eligible others, in the picker's order. */
-    private static void phase(RecordSlot d, DecisionStaging.Phase p, int others) {
+    /** The phase's terms: its winner and the {@code others} cheapest eligible others, in the picker's order. */
+    private static PhaseTerms phase(DecisionStaging.Phase p, int others) {
         int size = p.emit(others);
+        CandidateTerms out = new CandidateTerms(size);
         int winner = 0;
         for (int j = 0; j < size; j++) {
-            if (p.emitted[j] == p.others) {
+            int s = p.emitted[j];
+            if (s == p.others) {
                 winner = j;
             }
-        }
-        d.phase(p.kind, size, p.n - size, winner, p.draw);
-        for (int j = 0; j < size; j++) {
-            int s = p.emitted[j];
-            d.put(j, p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s], p.ledgerBlocks[s],
+            out.put(j, p.workerId[s], p.dpRank[s], p.sampleBacklog[s], p.ledgerTokens[s], p.ledgerBlocks[s],
                     p.active[s], p.overlap[s], p.blockSize[s], p.credited[s], p.adjusted[s], p.decode[s], p.state[s],
                     p.cost[s], p.eligible[s]);
         }
+        return PhaseTerms.owning(p.kind, out, p.n - size, winner, p.draw);
     }
 
     /** Stops this thread's staging after a pick that chose nothing. */

@@ -1,7 +1,6 @@
 package dev.continuum.router.shim.decisions;
 
 import java.util.AbstractList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.RandomAccess;
 
@@ -13,9 +12,8 @@ import java.util.RandomAccess;
 public final class CandidateTerms extends AbstractList<RankTerms> implements RandomAccess {
     /** The states a candidate can be in, by the index {@link #put} takes. */
     public static final List<String> STATES = List.of("fresh", "quiet", "silent", "stalled");
-    /** Values a candidate takes in each array ({@link RecordSlot} packs its candidates the same way). */
-    static final int LONGS = 8;
-    static final int DOUBLES = 4;
+    private static final int LONGS = 8;
+    private static final int DOUBLES = 4;
 
     private final long[] longs;
     private final double[] doubles;
@@ -26,12 +24,6 @@ public final class CandidateTerms extends AbstractList<RankTerms> implements Ran
         doubles = new double[size * DOUBLES];
     }
 
-    /** Copies {@code size} candidates packed from candidate {@code from} of the two arrays (a ring slot's). */
-    CandidateTerms(long[] longs, double[] doubles, int from, int size) {
-        this.longs = Arrays.copyOfRange(longs, from * LONGS, (from + size) * LONGS);
-        this.doubles = Arrays.copyOfRange(doubles, from * DOUBLES, (from + size) * DOUBLES);
-    }
-
     /**
      * Fills candidate {@code j} (see {@link RankTerms} for the terms); {@code state} indexes {@link #STATES}. Only
      * while the record is built: a {@link PhaseTerms} holding this list is immutable.
@@ -39,15 +31,6 @@ public final class CandidateTerms extends AbstractList<RankTerms> implements Ran
     public void put(int j, long workerId, int dpRank, long sampleBacklog, long ledgerTokens, long ledgerBlocks,
             long activeSequences, int overlapBlocks, long blockSize, double creditedPrefill, double adjustedPrefill,
             double decodeBlocks, int state, double cost, boolean eligible) {
-        pack(longs, doubles, j, workerId, dpRank, sampleBacklog, ledgerTokens, ledgerBlocks, activeSequences,
-                overlapBlocks, blockSize, creditedPrefill, adjustedPrefill, decodeBlocks, state, cost, eligible);
-    }
-
-    /** Packs candidate {@code j}'s terms into the two arrays at its place ({@link #LONGS} and {@link #DOUBLES} each). */
-    static void pack(long[] longs, double[] doubles, int j, long workerId, int dpRank, long sampleBacklog,
-            long ledgerTokens, long ledgerBlocks, long activeSequences, int overlapBlocks, long blockSize,
-            double creditedPrefill, double adjustedPrefill, double decodeBlocks, int state, double cost,
-            boolean eligible) {
         int l = j * LONGS;
         longs[l] = workerId;
         longs[l + 1] = sampleBacklog;

@@ -67,9 +67,9 @@ public final class DecisionLog {
                 .serviceLevelObjectives(0.25, 0.5, 0.8, 1.25, 2, 4).register(registry);
     }
 
-    /** Writes into draft {@code d} the prediction for the rank that prefills, {@code work} tokens, dispatched now. */
-    public void predict(RecordSlot d, long workerId, int dpRank, long work) {
-        ttft.predictInto(d, workerId, dpRank, work, ticker.getAsLong());
+    /** The prediction for the rank that prefills, {@code work} tokens, dispatched now. */
+    public TtftPrediction predict(long workerId, int dpRank, long work) {
+        return ttft.predict(workerId, dpRank, work, ticker.getAsLong());
     }
 
     /**
@@ -78,33 +78,20 @@ public final class DecisionLog {
      * had no prediction, or was already observed (a retry's plan).
      */
     public void firstBytes(long id) {
-        RecordSlot s = ring.slotOf(id);
-        if (s == null) {
+        DecisionRecord r = ring.get(id);
+        TtftPrediction p = r == null ? null : r.ttft();
+        if (p == null) {
             return;
         }
-        long v = s.readBegin();
-        TtftModel.Basis basis = s.ttftBasis;
-        long dispatched = s.ttftDispatch;
-        long predicted = s.ttftPredicted;
-        long worker = s.ttftWorker;
-        int rank = s.ttftRank;
-        long work = s.ttftWork;
-        if (s.id != id || basis == null || !s.readValid(v)) {
+        long observed = ticker.getAsLong() - p.dispatchNanos();
+        if (!p.observe(observed)) {
             return;
         }
-        long observed = ticker.getAsLong() - dispatched;
-        if (!s.observe(observed)) {
-            return;
+        if (p.predictedNanos() > 0) {
+            double ratio = (double) Math.max(0, observed) / p.predictedNanos();
+            (p.basis() == TtftModel.Basis.RANK ? ttftByRank : ttftByFleet).record(ratio);
         }
-        if (!s.readValid(v)) {
-            s.unobserve(observed); // the slot took a newer record meanwhile: the observation was not its
-            return;
-        }
-        if (predicted > 0) {
-            double ratio = (double) Math.max(0, observed) / predicted;
-            (basis == TtftModel.Basis.RANK ? ttftByRank : ttftByFleet).record(ratio);
-        }
-        ttft.learn(worker, rank, work, observed);
+        ttft.learn(p.workerId(), p.dpRank(), p.workTokens(), observed);
     }
 
     /** The learned rates (read by the admin view and tests). */
@@ -122,64 +109,22 @@ public final class DecisionLog {
         return ids.getAndIncrement();
     }
 
-    /** Keeps {@code r} (displacing the oldest when full) and counts its quality figures (tests, tools). */
+    /** Keeps {@code r} (displacing the oldest when full) and counts its quality figures. */
     public void add(DecisionRecord r) {
-        RecordSlot d = new RecordSlot();
-        d.set(r);
-        add(d);
-    }
-
-    /**
-     * Copies the record drafted in {@code d} (its id from {@link #nextId}) into the ring, displacing the oldest when
-     * full, and counts its quality figures.
-     */
-    public void add(RecordSlot d) {
-        int displaced = ring(settings.get()).put(d);
-        if (displaced >= 0) {
-            counted(d, displaced);
-        }
-    }
-
-    /**
-     * The ring slot record {@code id} (from {@link #nextId}) is to be written into in place, claimed for the caller,
-     * who fills it ({@link RecordSlot#start} and on) and then hands it to {@link #keep}; null when the record is not
-     * kept (another writer holds its slot, or a newer record is there). Allocates nothing once the slot has held a
-     * record as large.
-     */
-    public @Nullable RecordSlot claim(long id) {
-        return ring(settings.get()).claim(id);
-    }
-
-    /**
-     * Publishes slot {@code s} from {@link #claim} and counts its record; {@code filled} false when the caller could
-     * not complete it (the slot is then published empty, never half-written).
-     */
-    public void keep(RecordSlot s, boolean filled) {
-        int displaced = s.displaced;
-        if (!filled) {
-            s.forget();
-        }
-        s.publish();
-        if (filled) {
-            counted(s, displaced);
-        } else {
-            heldBytes.addAndGet(-displaced);
-        }
-    }
-
-    private void counted(RecordSlot d, int displaced) {
-        heldBytes.addAndGet(d.estimatedBytes - displaced);
+        DecisionRing current = ring(settings.get());
+        DecisionRecord old = current.put(r);
+        heldBytes.addAndGet(r.estimatedBytes() - (old == null ? 0 : old.estimatedBytes()));
         recorded.increment();
-        LongAdder results = byResult.get(d.result); // a plain read once the label was seen: no bin lock
+        LongAdder results = byResult.get(r.result()); // a plain read once the label was seen: no bin lock
         if (results == null) {
-            results = byResult.computeIfAbsent(d.result, k -> new LongAdder());
+            results = byResult.computeIfAbsent(r.result(), k -> new LongAdder());
         }
         results.increment();
-        if (d.promptTokens >= 0 && d.phases > 0) {
-            scoredPrompts.increment(d.promptTokens);
-            winnerOverlap.increment(d.winnerOverlap);
-            bestOverlap.increment(d.bestOverlap);
-            avoidable.increment(d.avoidable);
+        if (r.prompt().promptTokens() >= 0 && !r.phases().isEmpty()) {
+            scoredPrompts.increment(r.prompt().promptTokens());
+            winnerOverlap.increment(r.winnerOverlap());
+            bestOverlap.increment(r.bestOverlap());
+            avoidable.increment(r.avoidableTokens());
         }
     }
 

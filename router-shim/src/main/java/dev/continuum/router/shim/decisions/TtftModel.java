@@ -59,28 +59,20 @@ public final class TtftModel {
 
     /** The prediction for {@code work} tokens on this rank, made at {@code nowNanos}. */
     public TtftPrediction predict(long workerId, int dpRank, long work, long nowNanos) {
-        double own = rate(workerId, dpRank);
-        Basis basis = basis(own);
-        return new TtftPrediction(workerId, dpRank, work, predicted(basis, own, work), basis, nowNanos);
-    }
-
-    /** {@link #predict} written into a record's draft, without allocating. */
-    void predictInto(RecordSlot d, long workerId, int dpRank, long work, long nowNanos) {
-        double own = rate(workerId, dpRank);
-        Basis basis = basis(own);
-        d.ttft(workerId, dpRank, work, predicted(basis, own, work), basis, nowNanos);
-    }
-
-    /** The rank's own rate when it has one, else the fleet's, else none. */
-    private Basis basis(double own) {
-        return own > 0 ? Basis.RANK : fleetRate > 0 ? Basis.FLEET : Basis.NONE;
-    }
-
-    /** Nanoseconds {@code work} tokens take at the rate {@code basis} names; -1 without one. */
-    private long predicted(Basis basis, double own, long work) {
-        // The fleet's rate, once positive, stays positive: an average of positive observations.
-        double rate = basis == Basis.RANK ? own : fleetRate;
-        return basis == Basis.NONE ? -1 : (long) Math.min(Long.MAX_VALUE, Math.max(0, work) / rate * 1e9);
+        Rate r = find(workerId, dpRank);
+        double rate = r == null ? Double.NaN : r.tokensPerSecond;
+        Basis basis = Basis.RANK;
+        if (!(rate > 0)) {
+            rate = fleetRate;
+            basis = Basis.FLEET;
+        }
+        long predicted = -1;
+        if (rate > 0) {
+            predicted = (long) Math.min(Long.MAX_VALUE, Math.max(0, work) / rate * 1e9);
+        } else {
+            basis = Basis.NONE;
+        }
+        return new TtftPrediction(workerId, dpRank, work, predicted, basis, nowNanos);
     }
 
     /** Learns from one observation: {@code work} tokens took {@code nanos} to the first bytes. */
