@@ -114,9 +114,13 @@ final class DecisionCapture {
         return anyFresh ? kv.decodeUsed[k] : 0;
     }
 
-    /** A phase the load-only formula scored (costs NaN where a rank had none). */
+    /**
+     * A phase the load-only formula scored (costs NaN where a rank had none). The ledger's term of a kept candidate
+     * whose cost did not need it (no active sequence of ours there) is read now, at {@code now}, against the sample
+     * the cost used: the scoring pass skips that read for the candidates a record does not keep.
+     */
     static void loadPhase(DecisionStaging st, boolean decode, LoadBasedPicker.Scratch sc, int nParts, int n,
-            boolean anyUnstalled, int winner, long est) {
+            boolean anyUnstalled, int winner, long est, long now) {
         DecisionStaging.Phase p = st.next(decode ? "decode_load" : "prefill_load", false, n, winner, est);
         // A decode sample counts blocks, not prompt tokens: a unified load-only pick's work is the prompt alone. A
         // prefill rank's is the backlog its cost used ({@link LoadCosts#backlog} of its three sources).
@@ -134,15 +138,26 @@ final class DecisionCapture {
         int slots = p.finish();
         for (int s = 0; s < slots; s++) {
             int k = p.position[s];
-            pin(p, s, sc, nParts, k);
+            int i = k;
+            CandidateRanks ranks = sc.parts[0];
+            for (int part = 0; part < nParts && i >= (ranks = sc.parts[part]).size; part++) {
+                i -= ranks.size;
+            }
+            p.workerId[s] = ranks.pins[i].worker().instanceId();
+            p.dpRank[s] = (int) ranks.pins[i].dpRank();
             long sampled = sc.term(k, LoadBasedPicker.Scratch.BACKLOG);
             long pending = sc.term(k, LoadBasedPicker.Scratch.PENDING);
+            if (pending == LoadBasedPicker.Scratch.UNREAD) {
+                long lastSample = sc.term(k, LoadBasedPicker.Scratch.SAMPLE);
+                pending = decode ? ranks.ledgers[i].pendingBlocks(lastSample, now)
+                        : ranks.ledgers[i].pendingTokens(lastSample, now);
+            }
             p.sampleBacklog[s] = sampled;
             p.ledgerTokens[s] = decode ? 0 : pending;
             p.ledgerBlocks[s] = decode ? pending : 0;
             p.active[s] = sc.term(k, LoadBasedPicker.Scratch.ACTIVE);
             p.overlap[s] = 0;
-            p.blockSize[s] = costBlockSize(sc, nParts, k);
+            p.blockSize[s] = ranks.costBlockSize[i];
             p.credited[s] = 0;
             p.adjusted[s] = 0;
             p.decode[s] = 0;
@@ -168,17 +183,5 @@ final class DecisionCapture {
             }
             left -= ranks.size;
         }
-    }
-
-    private static long costBlockSize(LoadBasedPicker.Scratch sc, int nParts, int k) {
-        int left = k;
-        for (int part = 0; part < nParts; part++) {
-            CandidateRanks ranks = sc.parts[part];
-            if (left < ranks.size) {
-                return ranks.costBlockSize[left];
-            }
-            left -= ranks.size;
-        }
-        return 0;
     }
 }

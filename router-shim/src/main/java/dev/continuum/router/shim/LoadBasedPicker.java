@@ -64,11 +64,12 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
     static final class Scratch {
         double[] costs = new double[64];
         boolean[] stalled = new boolean[64];
-        /** Decision-record terms, written only while a record is wanted ({@link DecisionStaging#active}), four a
-         *  candidate side by side ({@link #BACKLOG} and on): its phase field (-1 absent), unanswered tokens or blocks,
-         *  this router's active sequences for the phase (-1 where the rank had no cost), and the backlog the cost used
-         *  ({@link LoadCosts#backlog} of the three). One array, so a candidate's terms are one bounds check and
-         *  neighbouring stores. */
+        /** Decision-record terms, written only while a record is wanted ({@link DecisionStaging#active}), five a
+         *  candidate side by side ({@link #BACKLOG} and on): its phase field (-1 absent), unanswered tokens or blocks
+         *  ({@link #UNREAD} where the cost did not need the ledger: the capture reads it for the kept candidates only),
+         *  this router's active sequences for the phase (-1 where the rank had no cost), the backlog the cost used
+         *  ({@link LoadCosts#backlog} of the three), and the receipt time of the rank's sample the ledger is read
+         *  against. One array, so a candidate's terms are one bounds check and neighbouring stores. */
         long[] terms = new long[64 * TERMS];
         /** This thread's decision terms, copied after each phase while a record is wanted. */
         final DecisionStaging staging = new DecisionStaging();
@@ -79,20 +80,24 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         int part;
         int at;
 
-        static final int TERMS = 4;
+        static final int TERMS = 5;
         static final int BACKLOG = 0;
         static final int PENDING = 1;
         static final int ACTIVE = 2;
         static final int USED = 3;
+        static final int SAMPLE = 4;
+        /** {@link #PENDING} of a candidate whose ledger the scoring pass did not read. */
+        static final long UNREAD = Long.MIN_VALUE;
 
         /** Keeps candidate {@code k}'s record terms ({@code field}: {@link RankSlot#ABSENT}, -1, when it had none). */
-        void terms(int k, long field, long pending, long active, long used) {
+        void terms(int k, long field, long pending, long active, long used, long lastSample) {
             long[] t = terms;
             int at = k * TERMS;
-            t[at + USED] = used;
+            t[at + SAMPLE] = lastSample;
             t[at + BACKLOG] = field;
             t[at + PENDING] = pending;
             t[at + ACTIVE] = active;
+            t[at + USED] = used;
         }
 
         /** One of candidate {@code k}'s record terms ({@link #BACKLOG} .. {@link #USED}). */
@@ -248,7 +253,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     costs[k] = Double.NaN; // silent under load, or a fresh sample without the phase's field
                     stalled[k] = false;
                     if (terms) {
-                        scratch.terms(k, field, 0, -1, 0);
+                        scratch.terms(k, field, 0, -1, 0, DispatchLedger.NO_SAMPLE);
                     }
                     continue;
                 }
@@ -257,7 +262,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                     costs[k] = Double.NaN;
                     stalled[k] = false;
                     if (terms) {
-                        scratch.terms(k, field, 0, -1, 0);
+                        scratch.terms(k, field, 0, -1, 0, DispatchLedger.NO_SAMPLE);
                     }
                     continue;
                 }
@@ -272,20 +277,25 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                         lastBlockSize = bs;
                         promptBlocks = LoadCosts.ceilDiv(est, bs);
                     }
-                    long pendingBlocks = rank.pendingBlocks(lastSample, now);
                     long active = rank.activeBlocks();
-                    long used = LoadCosts.backlog(backlog, pendingBlocks, active);
+                    // The ledger adds only dispatches still running (LoadCosts.backlog): a rank with nothing of ours
+                    // active costs its sample alone, and its ledger is not read here (a record reads it for the
+                    // candidates it keeps, DecisionCapture.loadPhase).
+                    long pendingBlocks = active != 0 ? rank.pendingBlocks(lastSample, now) : Scratch.UNREAD;
+                    long used = active == 0 ? LoadCosts.magnitude(backlog)
+                            : LoadCosts.backlog(backlog, pendingBlocks, active);
                     costs[k] = LoadCosts.decode(used, 0, promptBlocks, capacity);
                     if (terms) {
-                        scratch.terms(k, field, pendingBlocks, active, used);
+                        scratch.terms(k, field, pendingBlocks, active, used, lastSample);
                     }
                 } else {
-                    long pendingTokens = rank.pendingTokens(lastSample, now);
                     long active = rank.activePrefillTokens();
-                    long used = LoadCosts.backlog(backlog, pendingTokens, active);
+                    long pendingTokens = active != 0 ? rank.pendingTokens(lastSample, now) : Scratch.UNREAD;
+                    long used = active == 0 ? LoadCosts.magnitude(backlog)
+                            : LoadCosts.backlog(backlog, pendingTokens, active);
                     costs[k] = LoadCosts.prefill(used, 0, capacity);
                     if (terms) {
-                        scratch.terms(k, field, pendingTokens, active, used);
+                        scratch.terms(k, field, pendingTokens, active, used, lastSample);
                     }
                 }
                 double c = costs[k];
@@ -302,7 +312,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         }
         if (!anyFresh) {
             locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
-                    est);
+                    est, now);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         for (int i = 0; !anyUnstalled && i < n; i++) {
@@ -322,7 +332,7 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
         // anyFresh guarantees a defined cost unless its capacity is missing; then nobody has a defined cost.
         if (tied == 0) {
             locateAndStage(scratch, parts, n, decode, anyUnstalled, Math.floorMod(cursor.getAndIncrement(), (long) n),
-                    est);
+                    est, now);
             return SelectionReason.ROUND_ROBIN_STALE;
         }
         int winner = first;
@@ -336,15 +346,15 @@ final class LoadBasedPicker implements DynamoWorkerPicker {
                 }
             }
         }
-        locateAndStage(scratch, parts, n, decode, anyUnstalled, winner, est);
+        locateAndStage(scratch, parts, n, decode, anyUnstalled, winner, est, now);
         return SelectionReason.LOAD;
     }
 
     /** {@link #locate}, after copying the phase's terms for a decision record when one is wanted. */
     private static void locateAndStage(Scratch scratch, int parts, int n, boolean decode, boolean anyUnstalled,
-            long winner, long est) {
+            long winner, long est, long now) {
         if (scratch.staging.active) {
-            DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est);
+            DecisionCapture.loadPhase(scratch.staging, decode, scratch, parts, n, anyUnstalled, (int) winner, est, now);
         }
         locate(scratch, parts, winner);
     }

@@ -276,6 +276,29 @@ class DecisionRecorderTest {
         assertThat(r.ttft().workTokens()).isEqualTo(2_000);
     }
 
+    /**
+     * A rank with no active sequence of this router costs its sample alone, so the scoring pass does not read its
+     * ledger; a record that keeps it reads the ledger then: the unanswered blocks of a request that already ended.
+     */
+    @Test
+    void aKeptCandidatesLedgerIsReadEvenWhenItsCostDidNotNeedIt() {
+        DynamoSnapshot s = fed(List.of(worker(NS, 1, AGGREGATED), worker(NS, 2, AGGREGATED)));
+        load.sample(id(1), 0, 10L, null);
+        load.sample(id(2), 0, 40L, null);
+        PickRequest request = new PickRequest(MODEL, Set.of(NS), 64);
+        Selection first = loadPicker.pick(s, request);
+        assertThat(first).isNotNull();
+        assertThat(first.decode().worker().instanceId()).isEqualTo(1);
+        first.dispatch().ended(); // nothing of ours runs there now; no sample has answered its 4 blocks yet
+
+        DecisionRecord r = decide(loadPicker, s, request);
+        RankTerms w1 = r.phases().get(0).candidates().get(0);
+        assertThat(w1.workerId()).isEqualTo(1);
+        assertThat(w1.activeSequences()).isZero();
+        assertThat(w1.ledgerBlocks()).isEqualTo(4);
+        assertThat(r.phases().get(0).candidates().get(1).ledgerBlocks()).isZero();
+    }
+
     @Test
     void recordingOffKeepsNothingAndTheStagingStaysIdle() {
         settings.set(new DecisionSettings(false, 16, 64 * 1024));
