@@ -68,6 +68,13 @@ public class ReplicaSyncBenchmark {
 
     static final int PROMPTS = 64;
 
+    /**
+     * Requests looked up between a request's lookup and the drain that samples it ({@code sampledBy=lookup}): the
+     * drainer runs every 64 queued entries (three a request) or 10 ms, so the lookups of about 16 to 21 later
+     * requests are in the memo meanwhile, and some of them take the slot the request's keys were left in.
+     */
+    static final int AHEAD = 16;
+
     @Param({"1", "8", "64"})
     public int batch;
 
@@ -80,13 +87,20 @@ public class ReplicaSyncBenchmark {
     /** Both replicas' side of the seam on router-kv's real parts; every namespace approximate. */
     private static final class Sharing implements SharedPredictions {
         final PredictedBlocks overlay = new PredictedBlocks(0x5EEDL, System::nanoTime, PredictedBlocks.Counts.NONE);
+        long taken;
+        long chained;
 
         /** As router-kv's PredictionSharing: the lookup's keys when it left them, else the prompt chained here. */
         @Override
         public SharedPredictions.@Nullable Sample sample(SampleKey rank, BlockHashes hashes) {
             long[] h = hashes.hashes();
             long[] keys = overlay.sampledByWalk().take(h);
-            return keys != null ? new Sample(SampledChain.stride(h.length), keys) : SampledChain.sampleOf(h);
+            if (keys != null) {
+                taken++;
+                return new Sample(SampledChain.stride(h.length), keys);
+            }
+            chained++;
+            return SampledChain.sampleOf(h);
         }
 
         @Override
@@ -111,6 +125,7 @@ public class ReplicaSyncBenchmark {
     /** Each prompt's keys as the picker's lookup chained them ({@code sampledBy=lookup}), else null. */
     private long @Nullable [][] looked;
     private @Nullable SampleMemo memo;
+    private @Nullable Sharing sharing;
 
     @Setup
     public void setup() {
@@ -126,6 +141,7 @@ public class ReplicaSyncBenchmark {
         pipe = new SyncPipe(peer.activeSequences(), meters, 256, 64 * 1024);
         if (promptBlocks > 0) {
             Sharing sharing = new Sharing();
+            this.sharing = sharing;
             pipe.predictions(sharing, sharing);
             SplittableRandom random = new SplittableRandom(30);
             prompts = new BlockHashes[PROMPTS];
@@ -161,9 +177,10 @@ public class ReplicaSyncBenchmark {
             long n = ++id;
             int k = (int) (n % decode.length);
             BlockHashes hashes = prompts == null ? null : prompts[(int) (n % PROMPTS)];
-            long[] keys = looked == null ? null : looked[(int) (n % PROMPTS)];
-            if (hashes != null && keys != null && memo != null) {
-                memo.put(hashes.hashes(), keys, keys.length); // what the pick's lookup leaves (see sampledBy)
+            long[] keys = looked == null ? null : looked[(int) ((n + AHEAD) % PROMPTS)];
+            if (prompts != null && keys != null && memo != null) {
+                // What a later request's lookup leaves (see sampledBy) before this one is drained.
+                memo.put(prompts[(int) ((n + AHEAD) % PROMPTS)].hashes(), keys, keys.length);
             }
             sender.dispatched(new DispatchedSequence(n, decode[k], prefill[k], 1_500, 24, hashes, hashes));
             sender.firstToken(n);
@@ -182,5 +199,9 @@ public class ReplicaSyncBenchmark {
         System.out.printf("%nreplica sync, batch of %d requests, prompts of %d blocks sampled by the %s: %.1f payload"
                 + " bytes per request, %d messages%n", batch, promptBlocks, sampledBy, (double) pipe.bytes() / requests,
                 pipe.messages());
+        if (sharing != null) {
+            System.out.printf("samples taken from the lookup: %d, chained by the sender: %d%n", sharing.taken,
+                    sharing.chained);
+        }
     }
 }
