@@ -5,6 +5,7 @@ import dev.continuum.router.discovery.DynamoWorker;
 import dev.continuum.router.discovery.MutableDynamoRegistry;
 import dev.continuum.router.load.LoadSupervisor;
 import dev.continuum.router.kv.index.PredictedBlocks;
+import dev.continuum.router.kv.index.SampleMemo;
 import dev.continuum.router.kv.index.SampledChain;
 import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.replicas.SyncPipe;
@@ -50,6 +51,14 @@ import org.jspecify.annotations.Nullable;
  * a predict event, and the peer stores it in router-kv's real predicted cache ({@link PredictedBlocks#predictPeer}),
  * as replica sync does; 0 is precise mode (no prediction travels). 960 blocks is the Mooncake trace's mean prompt
  * (15,325 tokens), 2,512 its first request's (40,160).
+ *
+ * <p>{@code sampledBy} is who chains the prompt into its sample. {@code lookup}: the picker's overlay lookup, as in
+ * a replica that holds peers' samples (it chains every prompt it looks up to probe them, and leaves the keys in
+ * router-kv's {@link SampleMemo}); the chain is the lookup's cost (PeerLookupBenchmark), and what is measured here
+ * is the lookup leaving the keys and the sender taking them. {@code sender}: no lookup chained it (no peer's sample
+ * held, or the keys were overwritten), so the sender chains the prompt itself, reading its hashes from the
+ * {@value #PROMPTS} prompts in turn (1.3 MB at 2,512 blocks: colder than in the router, whose drainer has just
+ * walked the same hashes to count shared blocks).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -59,19 +68,39 @@ public class ReplicaSyncBenchmark {
 
     static final int PROMPTS = 64;
 
+    /**
+     * Requests looked up between a request's lookup and the drain that samples it ({@code sampledBy=lookup}): the
+     * drainer runs every 64 queued entries (three a request) or 10 ms, so the lookups of about 16 to 21 later
+     * requests are in the memo meanwhile, and some of them take the slot the request's keys were left in.
+     */
+    static final int AHEAD = 16;
+
     @Param({"1", "8", "64"})
     public int batch;
 
     @Param({"0", "960", "2512"})
     public int promptBlocks;
 
+    @Param({"lookup", "sender"})
+    public String sampledBy = "lookup"; // JMH assigns each @Param value before @Setup runs
+
     /** Both replicas' side of the seam on router-kv's real parts; every namespace approximate. */
     private static final class Sharing implements SharedPredictions {
         final PredictedBlocks overlay = new PredictedBlocks(0x5EEDL, System::nanoTime, PredictedBlocks.Counts.NONE);
+        long taken;
+        long chained;
 
+        /** As router-kv's PredictionSharing: the lookup's keys when it left them, else the prompt chained here. */
         @Override
         public SharedPredictions.@Nullable Sample sample(SampleKey rank, BlockHashes hashes) {
-            return SampledChain.sampleOf(hashes.hashes());
+            long[] h = hashes.hashes();
+            long[] keys = overlay.sampledByWalk().take(h);
+            if (keys != null) {
+                taken++;
+                return new Sample(SampledChain.stride(h.length), keys);
+            }
+            chained++;
+            return SampledChain.sampleOf(h);
         }
 
         @Override
@@ -93,6 +122,10 @@ public class ReplicaSyncBenchmark {
     private long id;
     private long requests;
     private BlockHashes @Nullable [] prompts;
+    /** Each prompt's keys as the picker's lookup chained them ({@code sampledBy=lookup}), else null. */
+    private long @Nullable [][] looked;
+    private @Nullable SampleMemo memo;
+    private @Nullable Sharing sharing;
 
     @Setup
     public void setup() {
@@ -108,12 +141,20 @@ public class ReplicaSyncBenchmark {
         pipe = new SyncPipe(peer.activeSequences(), meters, 256, 64 * 1024);
         if (promptBlocks > 0) {
             Sharing sharing = new Sharing();
+            this.sharing = sharing;
             pipe.predictions(sharing, sharing);
             SplittableRandom random = new SplittableRandom(30);
             prompts = new BlockHashes[PROMPTS];
+            long[][] keys = sampledBy.equals("lookup") ? new long[PROMPTS][] : null;
+            memo = sharing.overlay.sampledByWalk();
             for (int i = 0; i < PROMPTS; i++) {
-                prompts[i] = new BlockHashes(16, random.longs(promptBlocks).toArray());
+                long[] h = random.longs(promptBlocks).toArray();
+                prompts[i] = new BlockHashes(16, h);
+                if (keys != null) {
+                    keys[i] = Objects.requireNonNull(SampledChain.sampleOf(h)).keys();
+                }
             }
+            looked = keys;
         }
         sender = pipe.sender();
         List<SampleKey> d = new ArrayList<>();
@@ -136,6 +177,11 @@ public class ReplicaSyncBenchmark {
             long n = ++id;
             int k = (int) (n % decode.length);
             BlockHashes hashes = prompts == null ? null : prompts[(int) (n % PROMPTS)];
+            long[] keys = looked == null ? null : looked[(int) ((n + AHEAD) % PROMPTS)];
+            if (prompts != null && keys != null && memo != null) {
+                // What a later request's lookup leaves (see sampledBy) before this one is drained.
+                memo.put(prompts[(int) ((n + AHEAD) % PROMPTS)].hashes(), keys, keys.length);
+            }
             sender.dispatched(new DispatchedSequence(n, decode[k], prefill[k], 1_500, 24, hashes, hashes));
             sender.firstToken(n);
             sender.ended(n, SequenceEnd.COMPLETED);
@@ -150,7 +196,12 @@ public class ReplicaSyncBenchmark {
 
     @TearDown(Level.Trial)
     public void report() {
-        System.out.printf("%nreplica sync, batch of %d requests, prompts of %d blocks: %.1f payload bytes per request,"
-                + " %d messages%n", batch, promptBlocks, (double) pipe.bytes() / requests, pipe.messages());
+        System.out.printf("%nreplica sync, batch of %d requests, prompts of %d blocks sampled by the %s: %.1f payload"
+                + " bytes per request, %d messages%n", batch, promptBlocks, sampledBy, (double) pipe.bytes() / requests,
+                pipe.messages());
+        if (sharing != null) {
+            System.out.printf("samples taken from the lookup: %d, chained by the sender: %d%n", sharing.taken,
+                    sharing.chained);
+        }
     }
 }

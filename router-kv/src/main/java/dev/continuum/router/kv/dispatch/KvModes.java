@@ -147,6 +147,12 @@ public final class KvModes implements KvPickListener {
                 capacity(f, worker));
     }
 
+    /** The sample keys a lookup already chained for this prompt's {@code hashes} array, taken; null: chain it. */
+    long @Nullable [] sampledByWalk(long[] hashes) {
+        PredictedBlocks p = predicted;
+        return p == null ? null : p.sampledByWalk().take(hashes);
+    }
+
     /** Peer {@code peer} left: its predictions go. */
     void forgetPeer(int peer) {
         PredictedBlocks p = predicted;

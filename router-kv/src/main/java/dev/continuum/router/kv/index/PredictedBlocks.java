@@ -93,6 +93,7 @@ public final class PredictedBlocks {
     /** Live owners holding a peer's predictions: while there are none, a lookup skips the sampled chain. */
     private volatile int peerOwners;
     private final PredictionReader reader;
+    private final SampleMemo sampledByWalk = new SampleMemo();
     private final boolean[] ownerLive = new boolean[MAX_OWNERS];
     private final long[] ownerTtl = new long[MAX_OWNERS];
     private final long[] ownerCapacity = new long[MAX_OWNERS];
@@ -120,7 +121,8 @@ public final class PredictedBlocks {
             ownerNext[i] = -1;
         }
         this.reader = new PredictionReader(rootPath, clock, lock, table,
-                new PredictionReader.Owners(ownerWorker, ownerRank, ownerPeer, ownerTtl), () -> peerOwners);
+                new PredictionReader.Owners(ownerWorker, ownerRank, ownerPeer, ownerTtl), () -> peerOwners,
+                sampledByWalk);
     }
 
     /**
@@ -137,6 +139,19 @@ public final class PredictedBlocks {
     /** Predicted (rank, block) entries, live or past their TTL but not yet swept (any thread). */
     public int entries() {
         return table.size;
+    }
+
+    /**
+     * The samples lookups chained while peers' predictions were held ({@link SampleMemo}): replica sync's sender
+     * takes a dispatched prompt's keys from here before it chains the prompt itself.
+     */
+    public SampleMemo sampledByWalk() {
+        return sampledByWalk;
+    }
+
+    /** Ring records allocated over all ranks (tests: what repeated predictions cost in memory). */
+    int ringRecords() {
+        return ringRecords;
     }
 
     /** Lookups that raced writes and answered without the overlay. */
@@ -347,6 +362,12 @@ public final class PredictedBlocks {
 
     private boolean pushRing(int o, long path, long stamp) {
         long[] rp = ringPath[o];
+        if (rp != null && ringLen[o] == rp.length && ownerCount[o] <= ringLen[o] / 2) {
+            // At least half the records are refreshed blocks' stale ones: reclaim them rather than grow. A rank
+            // predicted the same prefixes over and over (a peer's samples, a conversation's turns) then keeps a
+            // ring about twice its live entries, which stays in cache, instead of one grown to twice its capacity.
+            compactRing(o);
+        }
         if (rp == null || ringLen[o] == rp.length) {
             int cap = rp == null ? 0 : rp.length;
             // Twice the capacity: a refreshed block leaves its older record behind, so the ring holds more records

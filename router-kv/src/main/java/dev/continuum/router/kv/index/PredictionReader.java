@@ -30,6 +30,8 @@ final class PredictionReader {
         final int[] touched = new int[PredictedBlocks.MAX_OWNERS];
         final long[] worker = new long[PredictedBlocks.MAX_OWNERS];
         final int[] rank = new int[PredictedBlocks.MAX_OWNERS];
+        /** The prompt's sample as the peers' chain passes its positions, for the sender ({@link SampleMemo}). */
+        final long[] sampled = new long[SampledChain.MAX_KEYS];
         int touchedCount;
         int generation;
 
@@ -56,17 +58,19 @@ final class PredictionReader {
     private final PredictionTable table;
     private final Owners owners;
     private final IntSupplier peerOwners;
+    private final SampleMemo sampledByWalk;
     private final ThreadLocal<Walk> walks = ThreadLocal.withInitial(Walk::new);
     private final LongAdder contendedReads = new LongAdder();
 
     PredictionReader(long rootPath, LongSupplier clock, StampedLock lock, PredictionTable table, Owners owners,
-            IntSupplier peerOwners) {
+            IntSupplier peerOwners, SampleMemo sampledByWalk) {
         this.rootPath = rootPath;
         this.clock = clock;
         this.lock = lock;
         this.table = table;
         this.owners = owners;
         this.peerOwners = peerOwners;
+        this.sampledByWalk = sampledByWalk;
     }
 
     long contendedReads() {
@@ -125,12 +129,23 @@ final class PredictionReader {
             }
         }
         // Peers' samples sit at every MIN_STRIDE-th block only, and any of them may hold one: to the prompt's end.
+        // The chain is the one this prompt's own sample carries: its keys go to the sender, which then need not
+        // chain the prompt again when this replica dispatches it.
         if (peerOwners.getAsInt() > 0) {
+            int stride = SampledChain.stride(hashes.length);
+            int want = Math.min(hashes.length / stride, SampledChain.MAX_KEYS);
+            int n = 0;
+            int sampleAt = stride;
             long wire = SampledChain.root();
             for (int end = SampledChain.MIN_STRIDE; end <= hashes.length; end += SampledChain.MIN_STRIDE) {
                 wire = SampledChain.next(wire, hashes, end - SampledChain.MIN_STRIDE);
+                if (end == sampleAt && n < want) {
+                    w.sampled[n++] = wire;
+                    sampleAt += stride;
+                }
                 sampledHits(SampledChain.tableKey(rootPath, wire), end, w, now, k, own, st);
             }
+            sampledByWalk.put(hashes, w.sampled, n);
         }
         return true;
     }

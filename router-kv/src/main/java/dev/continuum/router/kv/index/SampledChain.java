@@ -69,8 +69,14 @@ public final class SampledChain {
         return keys == null ? null : new SharedPredictions.Sample(stride, keys);
     }
 
-    /** The sampled keys of {@code hashes} (its first {@code limit} blocks), or null when shorter than one stride. */
+    /**
+     * The sampled keys of {@code hashes} (its first {@code limit} blocks), or null when shorter than one stride;
+     * {@code stride} must be one {@link SharedPredictions#validStride} admits.
+     */
     public static long @Nullable [] sample(long[] hashes, int limit, int stride) {
+        if (!SharedPredictions.validStride(stride)) {
+            throw new IllegalArgumentException("stride " + stride + " is not " + MIN_STRIDE + " doubled");
+        }
         int blocks = Math.min(hashes.length, limit);
         int n = Math.min(blocks / stride, MAX_KEYS);
         if (n == 0) {
@@ -78,10 +84,11 @@ public final class SampledChain {
         }
         long[] keys = new long[n];
         long w = ROOT;
-        for (int end = MIN_STRIDE, k = 0; k < n; end += MIN_STRIDE) {
+        for (int end = MIN_STRIDE, k = 0, at = stride; k < n; end += MIN_STRIDE) {
             w = next(w, hashes, end - MIN_STRIDE);
-            if (end % stride == 0) {
+            if (end == at) { // every stride is a multiple of MIN_STRIDE: no division per group
                 keys[k++] = w;
+                at += stride;
             }
         }
         return keys;

@@ -14,8 +14,11 @@ import dev.continuum.router.discovery.WorkerId;
 import dev.continuum.router.discovery.WorkerRole;
 import dev.continuum.router.kv.config.KvConfig;
 import dev.continuum.router.kv.index.PredictedBlocks;
+import dev.continuum.router.kv.index.SampledChain;
+import dev.continuum.router.load.SampleKey;
 import dev.continuum.router.shim.BlockHashes;
 import dev.continuum.router.shim.OverlapScores;
+import dev.continuum.router.shim.SharedPredictions;
 import dev.continuum.router.shim.WorkerPin;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -109,5 +112,34 @@ class KvModesTest {
         mode(KvConfig.Mode.AUTO, Duration.ZERO);
         modes.picked(pin("fed", 1), new BlockHashes(16, new long[] {1, 2, 3, 4}));
         assertThat(depth(1, 1, 2, 3, 4)).as("predicted_ttl 0: no prediction where kv-events run").isZero();
+    }
+
+    @Test
+    void theSenderSamplesAPromptTheLookupChainedFromTheLookupAndTheSameAsItWouldItself() {
+        PredictionSharing sharing = new PredictionSharing(modes);
+        SampleKey blind = new SampleKey(new WorkerId("blind", 2), 0);
+        long[] h = new long[100];
+        for (int i = 0; i < h.length; i++) {
+            h[i] = 31L * i + 7;
+        }
+        BlockHashes prompt = new BlockHashes(16, h);
+        assertThat(sharing.sample(new SampleKey(new WorkerId("fed", 1), 0), prompt)).as("precise: none").isNull();
+        SharedPredictions.Sample chained = sharing.sample(blind, prompt);
+        assertThat(chained).as("no lookup chained it: the sender does").isNotNull();
+        assertThat(chained.stride()).isEqualTo(16);
+        assertThat(chained.keys()).containsExactly(SampledChain.sample(h, h.length, 16));
+
+        modes.peerPredicted(1, new WorkerId("blind", 2), 0, 16, new long[] {99});
+        predicted.deepen(h, new OverlapScores(8)); // a peer's sample held: the lookup chains the prompt
+        SharedPredictions.Sample looked = sharing.sample(blind, prompt);
+        assertThat(looked).isNotNull();
+        assertThat(looked.stride()).isEqualTo(chained.stride());
+        assertThat(looked.keys()).containsExactly(chained.keys());
+        assertThat(predicted.sampledByWalk().take(h)).as("the sender took the lookup's keys").isNull();
+
+        // What the sender takes is the lookup's (here a marker), for this very array only.
+        predicted.sampledByWalk().put(h, new long[] {5, 6}, 2);
+        assertThat(sharing.sample(blind, new BlockHashes(16, h.clone())).keys()).containsExactly(chained.keys());
+        assertThat(sharing.sample(blind, prompt).keys()).containsExactly(5, 6);
     }
 }

@@ -131,6 +131,49 @@ class PeerPredictionsTest {
         assertThat(counted.get(Outcome.EVICTED)).isPositive();
     }
 
+    @Test
+    void aLookupWhilePeersAreHeldLeavesThePromptsSampleForTheSenderOnce() {
+        long[] a = prompt(1, 2_512);
+        long[] b = prompt(2, 40);
+        assertThat(depth(7, a)).isZero();
+        assertThat(predicted.sampledByWalk().take(a)).as("no peer held: the lookup chains nothing").isNull();
+
+        peerPredicts(1, 8, prompt(3, 64), 0);
+        depth(7, a);
+        depth(7, b);
+        long[] expected = SampledChain.sample(a, a.length, SampledChain.stride(a.length));
+        assertThat(predicted.sampledByWalk().take(Arrays.copyOf(a, a.length)))
+                .as("another array with the same blocks is not the looked-up prompt").isNull();
+        assertThat(predicted.sampledByWalk().take(a)).containsExactly(expected);
+        assertThat(predicted.sampledByWalk().take(a)).as("taken once").isNull();
+        assertThat(predicted.sampledByWalk().take(b)).containsExactly(SampledChain.sample(b, 40, 16));
+        long[] shorter = prompt(4, 15);
+        depth(7, shorter);
+        assertThat(predicted.sampledByWalk().take(shorter)).as("shorter than one stride: no sample").isNull();
+    }
+
+    @Test
+    void aPeerRepeatingItsPredictionsKeepsARingAboutTwiceItsLiveEntries() {
+        // A peer of a fleet without card capacities (each rank bounded only by MAX_PEER_ENTRIES) predicting the
+        // same 8 prompts on one rank over and over, as a conversation trace does: every prediction refreshes its
+        // keys and leaves a stale ring record behind. The ring used to grow to twice MAX_PEER_ENTRIES records
+        // before it reclaimed any; it reclaims the stale ones first now, and every prompt still matches in full.
+        long[][] prompts = new long[8][];
+        for (int i = 0; i < prompts.length; i++) {
+            prompts[i] = prompt(20 + i, 960);
+        }
+        for (int round = 0; round < 2_000; round++) {
+            peerPredicts(1, 7, prompts[round % prompts.length], 0);
+        }
+        int live = predicted.entries();
+        assertThat(live).isEqualTo(8 * 15);
+        assertThat(predicted.ringRecords()).as("records for %d live entries", live).isLessThanOrEqualTo(4 * 128);
+        assertThat(counted.getOrDefault(Outcome.EVICTED, 0L)).as("refreshes never evict").isZero();
+        for (long[] p : prompts) {
+            assertThat(depth(7, p)).isEqualTo(960);
+        }
+    }
+
     /**
      * The sampled chain against a second implementation written from docs/replicas.md ("Approximate mode") in
      * python3: the stride rule and every key, over random prompts (edge values included) of 1 to 20,000 blocks.
